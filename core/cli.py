@@ -1,0 +1,361 @@
+"""The ``shopfleet`` command.
+
+Exit codes: 0 ok, 2 bad input (the message names the field), 1 any other failure. Errors go
+to stderr as one readable line; with ``--json`` as one JSON object ``{"error": …}``.
+Every command takes ``--db PATH`` and ``--config FILE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .config import Settings, load_settings
+from .errors import BacklogFull, InvalidInput, ShopFleetError
+from .paths import default_db_path
+from .store import SqliteStore, TaskRecord, TaskState
+
+Handler = Callable[[argparse.Namespace, "Cli"], int]
+
+
+@dataclass
+class Cli:
+    """What a command handler needs, opened lazily: settings, then the store."""
+
+    args: argparse.Namespace
+    _settings: Settings | None = None
+    _store: SqliteStore | None = None
+    closers: list[Callable[[], None]] = field(default_factory=list)
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(getattr(self.args, "config", None))
+        return self._settings
+
+    @property
+    def db_path(self) -> Path:
+        db = getattr(self.args, "db", None) or self.settings.store.path
+        return Path(db).expanduser() if db else default_db_path()
+
+    @property
+    def store(self) -> SqliteStore:
+        if self._store is None:
+            from .validation import submission_validator
+
+            self._store = SqliteStore(self.db_path, settings=self.settings,
+                                      validator=submission_validator(self.settings))
+        return self._store
+
+    @property
+    def json(self) -> bool:
+        return bool(getattr(self.args, "json", False))
+
+    def out(self, obj: Any) -> None:
+        print(json.dumps(obj, ensure_ascii=False, indent=None, default=str))
+
+    def close(self) -> None:
+        for closer in reversed(self.closers):
+            closer()
+        if self._store is not None:
+            self._store.close()
+
+
+def _common() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
+                   help="SQLite database (default: shopfleet.db in the user data folder)")
+    p.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE",
+                   help="TOML configuration file")
+    return p
+
+
+def _when(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, UTC).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _ago(seconds: float) -> str:
+    s = int(seconds)
+    if s < 120:
+        return f"{s}s"
+    if s < 7200:
+        return f"{s // 60}m"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+# -- commands ------------------------------------------------------------------------------
+
+def cmd_submit(args: argparse.Namespace, cli: Cli) -> int:
+    from .specs import parse_specs
+
+    if args.file == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            text = Path(args.file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInput("FILE", f"cannot read {args.file}: {exc.strerror}") from None
+    specs = parse_specs(text, max_bytes=cli.settings.queue.max_task_bytes)
+    ids = cli.store.submit_many(specs)
+    if cli.json:
+        cli.out({"ids": ids})
+    else:
+        for i in ids:
+            print(i)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace, cli: Cli) -> int:
+    st = cli.store.status()
+    extra = _status_extra(cli)
+    if cli.json:
+        cli.out({**st.to_json(), **extra})
+        return 0
+    print(f"database: {cli.db_path}")
+    print("tasks:    " + ", ".join(f"{k} {v}" for k, v in st.counts.items() if v) or "none")
+    print(f"backlog:  {st.queued} queued of max {st.max_backlog}"
+          f"{f', {st.hard_aged} hard-aged' if st.hard_aged else ''}")
+    print(f"oldest:   waiting {_ago(st.oldest_wait_s)}")
+    if st.top_score is not None:
+        print(f"scores:   {st.bottom_score:.3f} .. {st.top_score:.3f}")
+    busy = ", ".join(f"{k} ({v})" for k, v in sorted(st.busy_shops.items())) or "none"
+    print(f"busy:     {busy}")
+    for line in extra.get("lines", []):
+        print(line)
+    return 0
+
+
+def _status_extra(cli: Cli) -> dict[str, Any]:
+    """Fields later parts add to ``status`` (the engine's snapshot, when one is stored)."""
+    hook = STATUS_HOOKS[0] if STATUS_HOOKS else None
+    return hook(cli) if hook else {}
+
+
+STATUS_HOOKS: list[Callable[[Cli], dict[str, Any]]] = []
+
+
+def _task_line(t: TaskRecord) -> str:
+    mark = "!" if t.hard_aged else " "
+    return (f"{t.id:>7} {t.state.value:<13} {t.score:>8.3f}{mark} {t.type:<16} {t.shop:<12} "
+            f"att {t.attempts}/{t.max_attempts}  {t.state_reason}")
+
+
+def cmd_tasks(args: argparse.Namespace, cli: Cli) -> int:
+    rows = cli.store.tasks(state=args.state, shop=args.shop, limit=args.limit)
+    if cli.json:
+        cli.out([t.to_json() for t in rows])
+        return 0
+    if not rows:
+        print("no tasks")
+        return 0
+    print(f"{'id':>7} {'state':<13} {'score':>8}  {'type':<16} {'shop':<12} attempts  reason")
+    for t in rows:
+        print(_task_line(t))
+    return 0
+
+
+def cmd_task(args: argparse.Namespace, cli: Cli) -> int:
+    t = cli.store.task(args.id)
+    events = cli.store.events(args.id)
+    if cli.json:
+        cli.out({**t.to_json(), "events": [e.__dict__ for e in events]})
+        return 0
+    print(_task_line(t))
+    print(f"  created {_when(t.created_at)}  deadline {_when(t.deadline)}  flow {t.flow}")
+    if t.results:
+        print(f"  results {json.dumps(t.results, ensure_ascii=False)[:500]}")
+    if t.last_error:
+        print(f"  last error ({t.error_class}): {t.last_error}")
+    for e in events:
+        print(f"  {_when(e.at)}  {e.from_state or '-':>13} -> {e.to_state:<13} {e.reason}")
+    return 0
+
+
+def cmd_bump(args: argparse.Namespace, cli: Cli) -> int:
+    score = cli.store.bump(args.id, to=args.to, by=args.by)
+    if cli.json:
+        cli.out({"id": args.id, "score": score})
+    else:
+        print(f"task {args.id} now scores {score:.3f}")
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace, cli: Cli) -> int:
+    before = cli.store.cancel(args.id)
+    if cli.json:
+        cli.out({"id": args.id, "was": before.value, "state": "cancelled"})
+    else:
+        print(f"task {args.id} cancelled (was {before.value})")
+    return 0
+
+
+def cmd_shops(args: argparse.Namespace, cli: Cli) -> int:
+    shops = cli.store.shops()
+    if cli.json:
+        cli.out([s.__dict__ for s in shops])
+        return 0
+    if not shops:
+        print("no shops (add one with 'shopfleet shop add NAME --platform P --base-url URL')")
+    for s in shops:
+        flags = " paused" if s.paused else ""
+        login = f"user {s.username}" if s.username else "no login"
+        pw = ", password set" if s.has_password else ""
+        print(f"{s.name:<16} {s.platform:<8} {s.base_url}  ({login}{pw}){flags}")
+    return 0
+
+
+def cmd_shop_add(args: argparse.Namespace, cli: Cli) -> int:
+    shop = cli.store.add_shop(args.name, platform=args.platform, base_url=args.base_url,
+                              username=args.username or "")
+    if cli.json:
+        cli.out(shop.__dict__)
+    else:
+        print(f"shop {shop.name} added ({shop.platform}, domain {shop.domain})")
+    return 0
+
+
+def cmd_shop_pause(args: argparse.Namespace, cli: Cli) -> int:
+    shop = cli.store.set_shop_paused(args.name, args.cmd == "pause")
+    print(f"shop {shop.name} {'paused' if shop.paused else 'resumed'}")
+    return 0
+
+
+def cmd_shop_set_password(args: argparse.Namespace, cli: Cli) -> int:
+    from .secrets import encrypt_password
+
+    cli.store.shop(args.name)
+    if args.stdin or not sys.stdin.isatty():
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        import getpass
+
+        password = getpass.getpass(f"password for shop {args.name}: ")
+    if not password:
+        raise InvalidInput("password", "is empty")
+    cli.store.update_shop(args.name, password_enc=encrypt_password(password))
+    print(f"password of shop {args.name} saved (encrypted)")
+    return 0
+
+
+# -- parser ---------------------------------------------------------------------------------
+
+EXTRA_COMMANDS: list[Callable[[Any, argparse.ArgumentParser], None]] = []
+"""Registrations of commands that live with their parts (``register(subparsers, common)``)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common()
+    parser = argparse.ArgumentParser(
+        prog="shopfleet", parents=[common],
+        description="ShopFleet: run many shops' browser work in the right order, safely.")
+    parser.set_defaults(db=None, config=None)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add(name: str, handler: Handler, help_: str, **kw: Any) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help_, description=help_, **kw)
+        p.set_defaults(handler=handler)
+        return p
+
+    p = add("submit", cmd_submit, "submit tasks from a JSON object, array or JSON Lines file")
+    p.add_argument("file", metavar="FILE|-", help="task file, or - for standard input")
+    p.add_argument("--json", action="store_true")
+
+    p = add("status", cmd_status, "counts per state, backlog, oldest wait, busy shops")
+    p.add_argument("--json", action="store_true")
+
+    p = add("tasks", cmd_tasks, "list tasks (queued ones best first)")
+    p.add_argument("--state", choices=[s.value for s in TaskState])
+    p.add_argument("--shop")
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--json", action="store_true")
+
+    p = add("task", cmd_task, "one task with its event history")
+    p.add_argument("id", type=int)
+    p.add_argument("--json", action="store_true")
+
+    p = add("bump", cmd_bump, "change a task's priority (it keeps aging from its new place)")
+    p.add_argument("id", type=int)
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--to", type=float, metavar="S", help="set the score to S now")
+    g.add_argument("--by", type=float, metavar="D", help="add D points")
+    p.add_argument("--json", action="store_true")
+
+    p = add("cancel", cmd_cancel, "cancel a task that has not finished")
+    p.add_argument("id", type=int)
+    p.add_argument("--json", action="store_true")
+
+    p = add("shops", cmd_shops, "list shops")
+    p.add_argument("--json", action="store_true")
+
+    shop = sub.add_parser("shop", parents=[common], help="add or change a shop")
+    shop_sub = shop.add_subparsers(dest="cmd", metavar="ACTION", required=True)
+    p = shop_sub.add_parser("add", parents=[common], help="register a shop")
+    p.add_argument("name")
+    p.add_argument("--platform", required=True, help="pdd, temu, tiktok, …")
+    p.add_argument("--base-url", required=True, help="the shop's seller-centre URL")
+    p.add_argument("--username", help="login name (flows use {shop.username})")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_shop_add)
+    p = shop_sub.add_parser("set-password", parents=[common],
+                            help="store the shop's password, encrypted (prompt or stdin)")
+    p.add_argument("name")
+    p.add_argument("--stdin", action="store_true", help="read the password from stdin")
+    p.set_defaults(handler=cmd_shop_set_password)
+    for verb in ("pause", "resume"):
+        p = shop_sub.add_parser(verb, parents=[common], help=f"{verb} a shop's tasks")
+        p.add_argument("name")
+        p.set_defaults(handler=cmd_shop_pause)
+
+    for register in EXTRA_COMMANDS:
+        register(sub, common)
+    return parser
+
+
+def _load_extra_commands() -> None:
+    if EXTRA_COMMANDS:
+        return
+    from . import cli_extra
+
+    EXTRA_COMMANDS.extend(cli_extra.REGISTRATIONS)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (also used as the console script)."""
+    _load_extra_commands()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    cli = Cli(args)
+    try:
+        return int(args.handler(args, cli))
+    except (InvalidInput, BacklogFull) as exc:
+        return _error(cli, exc, 2)
+    except ShopFleetError as exc:
+        return _error(cli, exc, 1)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    finally:
+        cli.close()
+
+
+def _error(cli: Cli, exc: ShopFleetError, code: int) -> int:
+    if cli.json:
+        err: dict[str, Any] = {"error": str(exc), "kind": type(exc).__name__}
+        if isinstance(exc, InvalidInput):
+            err["field"] = exc.field
+        print(json.dumps(err, ensure_ascii=False), file=sys.stderr)
+    else:
+        print(f"shopfleet: error: {exc}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

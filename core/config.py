@@ -1,0 +1,191 @@
+"""One typed settings object, loaded from TOML and validated when constructed.
+
+Every number that shapes behaviour (priorities, limits, rates) lives here, never in code.
+Errors name the key (``queue.max_backlog: must be greater than 0``). Example::
+
+    [queue]
+    max_backlog = 100000
+
+    [priority.types]
+    reply_customer = 10
+
+    [gates.domains."seller.example"]
+    rate_per_s = 2.0
+    burst = 4
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import ConfigError
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StoreSettings(_Section):
+    """Where the queue lives and how hard it holds on to a write."""
+
+    path: str = ""
+    """SQLite file; empty means ``shopfleet.db`` in the user's data directory."""
+    url: str = ""
+    """Alternative store URL (``redis://…``) for workers sharing one queue."""
+    synchronous: Literal["FULL", "NORMAL"] = "FULL"
+    """FULL: an acknowledged change survives a power cut. NORMAL: survives a crash only."""
+    group_commit_max: int = Field(256, ge=1, le=100_000)
+    """Most operations the writer thread commits in one transaction."""
+    busy_timeout_s: float = Field(10.0, gt=0)
+
+
+class QueueSettings(_Section):
+    max_backlog: int = Field(100_000, gt=0)
+    """Routine submissions are refused when this many tasks are queued."""
+    urgent_reserve: float = Field(0.10, ge=0, le=1)
+    """Extra room (share of max_backlog) kept for tasks at or above the preemption threshold."""
+    max_tasks_per_shop: int = Field(1, ge=1)
+    """Tasks of one shop that may run at once (a shop's account is driven by one task)."""
+    lease_s: float = Field(120.0, gt=0)
+    """A claimed task's lease; a worker that stops renewing it loses the task to recovery."""
+    recover_every_s: float = Field(15.0, gt=0)
+    max_attempts: int = Field(3, ge=1)
+    retry_backoff_s: float = Field(10.0, ge=0)
+    """First retry waits this long; each further one twice as long (up to retry_backoff_max_s)."""
+    retry_backoff_max_s: float = Field(600.0, ge=0)
+    max_task_bytes: int = Field(256 * 1024, gt=0)
+    """A task spec larger than this (as JSON) is rejected."""
+
+
+class PrioritySettings(_Section):
+    types: dict[str, float] = Field(
+        default_factory=lambda: {
+            "reply_customer": 10.0,
+            "campaign_signup": 9.0,
+            "upload_product": 5.0,
+            "collect_data": 3.0,
+        }
+    )
+    """Base priority per task type."""
+    aging_per_min: float = Field(0.2, ge=0, le=1000)
+    """Points a queued task gains per minute of waiting."""
+    hard_aging_min: float = Field(30.0, gt=0)
+    """A task waiting longer jumps ahead of everything else and can no longer be preempted."""
+    retry_bonus: float = Field(0.5, ge=0)
+    """Points added per previous attempt."""
+    preempt_threshold: float = Field(15.0)
+    """Tasks scoring at least this may preempt and may use the backlog's urgent reserve."""
+    urgency_refresh_s: float = Field(60.0, gt=0)
+    """Longest time between two urgency re-estimates of a task with a deadline."""
+
+
+class BrowserSettings(_Section):
+    executable_path: str = ""
+    """A Chromium/Chrome executable to use; empty means discover one."""
+    channel: str = ""
+    """A Playwright channel ("chrome", "msedge") to prefer; empty means try them in order."""
+    headless: bool = True
+    extra_args: list[str] = Field(default_factory=list)
+    host_resolver_rules: str = ""
+    """Chromium --host-resolver-rules (the demo maps its platform host names to loopback)."""
+
+
+class PoolSettings(_Section):
+    max_browsers: int = Field(2, ge=1, le=64)
+    warm: int = Field(1, ge=0, le=64)
+    tasks_per_browser: int = Field(50, ge=1)
+    """A browser is retired after this many tasks (keeps leaks bounded)."""
+    idle_retire_s: float = Field(300.0, gt=0)
+    close_timeout_s: float = Field(5.0, gt=0)
+    step_timeout_s: float = Field(30.0, gt=0)
+
+    @model_validator(mode="after")
+    def _warm_within_cap(self) -> PoolSettings:
+        if self.warm > self.max_browsers:
+            raise ValueError(f"warm ({self.warm}) cannot exceed max_browsers ({self.max_browsers})")
+        return self
+
+
+class DirsSettings(_Section):
+    dirs: list[str] = Field(default_factory=list)
+
+
+class GateSpec(_Section):
+    rate_per_s: float = Field(gt=0)
+    burst: float = Field(ge=1)
+
+
+class GateSettings(_Section):
+    global_: GateSpec = Field(default=GateSpec(rate_per_s=20.0, burst=20), alias="global")
+    default_domain: GateSpec = GateSpec(rate_per_s=2.0, burst=5)
+    domains: dict[str, GateSpec] = Field(default_factory=dict)
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class BreakerSettings(_Section):
+    failures: int = Field(5, ge=1)
+    """Classified site failures within window_s that open a domain's breaker."""
+    window_s: float = Field(60.0, gt=0)
+    backoff_s: float = Field(30.0, gt=0)
+    backoff_max_s: float = Field(600.0, gt=0)
+
+
+class Settings(_Section):
+    """The whole configuration. Construct with :func:`load_settings` or directly in tests."""
+
+    store: StoreSettings = StoreSettings()
+    queue: QueueSettings = QueueSettings()
+    priority: PrioritySettings = PrioritySettings()
+    browser: BrowserSettings = BrowserSettings()
+    pool: PoolSettings = PoolSettings()
+    flows: DirsSettings = DirsSettings()
+    assets: DirsSettings = DirsSettings()
+    gates: GateSettings = GateSettings()
+    breakers: BreakerSettings = BreakerSettings()
+
+    def with_changes(self, **sections: dict[str, Any]) -> Settings:
+        """A copy with some keys of some sections replaced, validated again."""
+        data = self.model_dump(by_alias=True)
+        for name, changes in sections.items():
+            data.setdefault(name, {}).update(changes)
+        return settings_from_dict(data, source="<override>")
+
+
+def _loc(err_loc: tuple[Any, ...]) -> str:
+    return ".".join("global" if p == "global_" else str(p) for p in err_loc)
+
+
+def settings_from_dict(data: dict[str, Any], *, source: str = "<config>") -> Settings:
+    """Validate a parsed configuration; :class:`ConfigError` names the first bad key."""
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = _loc(tuple(first["loc"])) or "(top level)"
+        msg = first["msg"]
+        if first["type"] == "extra_forbidden":
+            msg = "unknown key"
+        raise ConfigError(key, f"{msg} (in {source})") from None
+
+
+def load_settings(path: str | Path | None) -> Settings:
+    """Read and validate a TOML configuration file; ``None`` gives the defaults."""
+    if path is None:
+        return Settings()
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("--config", f"no such file: {p}") from None
+    except OSError as exc:
+        raise ConfigError("--config", f"cannot read {p}: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError("--config", f"{p} is not valid TOML: {exc}") from None
+    return settings_from_dict(data, source=str(p))

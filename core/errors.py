@@ -1,0 +1,151 @@
+"""ShopFleet's exceptions: one tree, and the type tells the engine what to do.
+
+::
+
+    ShopFleetError
+    ├── InvalidInput            bad input from a user, a file or the CLI; names the field (exit 2)
+    │   ├── ConfigError         the configuration file is wrong
+    │   ├── SpecError           a task spec, a batch or a flow is wrong
+    │   └── UnknownTask         no task with that id
+    ├── BacklogFull             the queue is at max_backlog; nothing was written (exit 2)
+    ├── Refused                 an operator command that cannot be done right now (e.g. cancel a
+    │                           task that already finished)
+    ├── EnvironmentProblem      the machine lacks something (SQLite too old, no browser found)
+    ├── StoreClosed             the store was closed while a call was waiting
+    ├── LeaseLost               a worker's lease on a task expired and recovery took the task
+    └── TaskError               an attempt of a task failed; the subclass says how to go on
+        ├── SiteFailed          the site failed (5xx, timeout): retry later, counts for breakers
+        ├── RateLimited         the site said 429/503 with Retry-After: hold the domain's gate
+        ├── PageChanged         a locator is gone: the flow needs a fix or a person
+        ├── NeedsHuman          login rejected, CAPTCHA: straight to a person
+        ├── BrowserCrashed      the browser or renderer died: retry on a fresh browser
+        └── StepTimeout         a step did not finish in time
+"""
+
+from __future__ import annotations
+
+
+class ShopFleetError(Exception):
+    """Root of every error ShopFleet raises on purpose."""
+
+
+class InvalidInput(ShopFleetError):
+    """Input that cannot be accepted. ``field`` names where, the message says why."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}" if field else reason)
+
+
+class ConfigError(InvalidInput):
+    """The configuration file is invalid."""
+
+
+class SpecError(InvalidInput):
+    """A task spec, a batch of them or a flow is invalid. Nothing was written."""
+
+
+class UnknownTask(InvalidInput):
+    """No task has that id."""
+
+    def __init__(self, task_id: int) -> None:
+        super().__init__("task", f"no task with id {task_id}")
+        self.task_id = task_id
+
+
+class BacklogFull(ShopFleetError):
+    """The queue holds ``max_backlog`` queued tasks; the submission was refused whole."""
+
+    def __init__(self, queued: int, limit: int, *, urgent: bool = False) -> None:
+        self.queued = queued
+        self.limit = limit
+        kind = "urgent reserve" if urgent else "backlog"
+        super().__init__(
+            f"queue full: {queued} tasks queued, {kind} limit is {limit}; nothing was submitted "
+            "(wait for the queue to drain or raise [queue] max_backlog)"
+        )
+
+
+class Refused(ShopFleetError):
+    """An operator command that cannot be carried out now; the message says why."""
+
+
+class EnvironmentProblem(ShopFleetError):
+    """Something this machine lacks (an old SQLite, no usable browser), with the fix."""
+
+
+class StoreClosed(ShopFleetError):
+    """The store was closed while the call was pending."""
+
+
+class LeaseLost(ShopFleetError):
+    """The worker no longer holds the task: its lease expired and the task was recovered."""
+
+
+class TaskError(ShopFleetError):
+    """An attempt of a task failed. Subclasses classify the failure for retries and breakers.
+
+    Attributes:
+        error_class: short stable name used in metrics and the knowledge base.
+        counts_for_breaker: whether the failure says something about the *site* (and so
+            trips the domain's breaker) rather than about this one task.
+    """
+
+    error_class = "task_error"
+    counts_for_breaker = False
+
+    def __init__(self, message: str, *, step: int | None = None,
+                 evidence: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.step = step
+        self.evidence = evidence or {}
+
+
+class SiteFailed(TaskError):
+    """The site failed: HTTP 5xx, a navigation timeout, a connection error."""
+
+    error_class = "site_failed"
+    counts_for_breaker = True
+
+
+class RateLimited(SiteFailed):
+    """The site asked us to slow down (429, or 503 with Retry-After)."""
+
+    error_class = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after_s: float, domain: str = "",
+                 step: int | None = None, evidence: dict[str, str] | None = None) -> None:
+        super().__init__(message, step=step, evidence=evidence)
+        self.retry_after_s = retry_after_s
+        self.domain = domain
+
+
+class PageChanged(TaskError):
+    """A locator matched nothing: the page's layout changed under the flow."""
+
+    error_class = "page_changed"
+
+
+class NeedsHuman(TaskError):
+    """The robot cannot go on alone: login rejected, CAPTCHA, a question only a person answers."""
+
+    error_class = "needs_human"
+
+
+class BrowserCrashed(TaskError):
+    """The browser process or the page's renderer died during the attempt."""
+
+    error_class = "browser_crashed"
+
+
+class StepTimeout(SiteFailed):
+    """A step did not finish within its timeout."""
+
+    error_class = "step_timeout"
+
+
+ERROR_CLASSES: tuple[str, ...] = (
+    "site_failed", "rate_limited", "page_changed", "needs_human", "browser_crashed",
+    "step_timeout", "task_error",
+)

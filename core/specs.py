@@ -1,0 +1,142 @@
+"""Task specs: what a user submits, validated with errors that name the field.
+
+A spec is a JSON object::
+
+    {"key": "reply-8812", "type": "reply_customer", "shop": "pdd-1",
+     "priority": 12, "deadline": "2026-11-29T15:00:00+08:00",
+     "flow": "reply_customer", "params": {"message_id": "8812", "reply": "Shipped today"}}
+
+A batch is a JSON array or JSON Lines. Parsing a batch is all-or-nothing: the first bad task
+rejects the whole batch, with its index in the field name (``tasks[3].deadline``).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import SpecError
+
+MAX_TASK_BYTES_DEFAULT = 256 * 1024
+
+
+class TaskSpec(BaseModel):
+    """One task as submitted."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+
+    key: str | None = Field(None, min_length=1, max_length=200)
+    """Idempotency key: submitting the same key again returns the same task."""
+    type: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.\-]+$")
+    shop: str = Field(min_length=1, max_length=200)
+    priority: float | None = Field(None, ge=-1000, le=1000)
+    """Base priority; default from ``[priority.types]``."""
+    urgency: float | None = Field(None, ge=-1000, le=1000)
+    """Fixed urgency points; default: the platform's urgency estimator, from the deadline."""
+    deadline: datetime | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    flow: str | None = Field(None, min_length=1, max_length=200)
+    steps: list[dict[str, Any]] | None = None
+    max_attempts: int | None = Field(None, ge=1, le=100)
+
+    @field_validator("deadline", mode="before")
+    @classmethod
+    def _deadline_is_iso_with_zone(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        if not isinstance(v, str):
+            raise ValueError("must be an ISO-8601 string with a time zone")
+        try:
+            dt = datetime.fromisoformat(v)
+        except ValueError:
+            raise ValueError(f"{v!r} is not an ISO-8601 date-time") from None
+        if dt.tzinfo is None or dt.utcoffset() is None:
+            raise ValueError(f"{v!r} has no time zone (add e.g. +08:00 or Z)")
+        return dt
+
+    @model_validator(mode="after")
+    def _flow_or_steps(self) -> TaskSpec:
+        if self.flow is None and not self.steps:
+            raise ValueError("give a flow name ('flow') or inline steps ('steps')")
+        if self.flow is not None and self.steps:
+            raise ValueError("give either 'flow' or 'steps', not both")
+        return self
+
+    @property
+    def deadline_ts(self) -> float | None:
+        return self.deadline.timestamp() if self.deadline else None
+
+    def payload(self) -> dict[str, Any]:
+        """What the store keeps of the spec to run it: flow or steps, and params."""
+        out: dict[str, Any] = {"params": self.params}
+        if self.flow is not None:
+            out["flow"] = self.flow
+        if self.steps:
+            out["steps"] = self.steps
+        return out
+
+
+def _field_path(prefix: str, loc: tuple[Any, ...]) -> str:
+    path = prefix
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path or "(task)"
+
+
+def validate_spec(obj: Any, *, where: str = "", max_bytes: int = MAX_TASK_BYTES_DEFAULT,
+                  raw_size: int | None = None) -> TaskSpec:
+    """Validate one parsed task object. ``where`` prefixes field names (``tasks[3]``)."""
+    if not isinstance(obj, dict):
+        raise SpecError(where or "(task)", "must be a JSON object")
+    size = raw_size if raw_size is not None else len(
+        json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode())
+    if size > max_bytes:
+        raise SpecError(where or "(task)",
+                        f"is {size} bytes, more than the limit of {max_bytes} bytes per task")
+    try:
+        return TaskSpec.model_validate(obj)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field"
+        raise SpecError(_field_path(where, loc), msg) from None
+
+
+def parse_specs(text: str, *, max_bytes: int = MAX_TASK_BYTES_DEFAULT) -> list[TaskSpec]:
+    """Parse a JSON object, a JSON array or JSON Lines into specs; all or nothing."""
+    stripped = text.strip()
+    if not stripped:
+        raise SpecError("(input)", "is empty: expected a task object, an array or JSON Lines")
+    items: list[tuple[Any, str]]
+    try:
+        doc = json.loads(stripped)
+    except json.JSONDecodeError as whole_err:
+        # Not one document: try JSON Lines.
+        items = []
+        lines = stripped.splitlines()
+        for n, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append((json.loads(line), f"line {n}"))
+            except json.JSONDecodeError as exc:
+                if n == 1 and (len(lines) == 1 or not line.lstrip().startswith("{")):
+                    raise SpecError("(input)", f"not JSON: {whole_err.msg} at line "
+                                    f"{whole_err.lineno} column {whole_err.colno}") from None
+                raise SpecError(f"line {n}", f"not JSON: {exc.msg} at column {exc.colno}") from None
+    else:
+        if isinstance(doc, list):
+            items = [(o, f"tasks[{i}]") for i, o in enumerate(doc)]
+        else:
+            items = [(doc, "")]
+    if not items:
+        raise SpecError("(input)", "holds no tasks")
+    return [validate_spec(obj, where=where, max_bytes=max_bytes) for obj, where in items]

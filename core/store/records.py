@@ -1,0 +1,134 @@
+"""Frozen records the store hands out: snapshots, never live objects."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class TaskState(enum.StrEnum):
+    """Where a task is in its life."""
+
+    QUEUED = "queued"
+    """Waiting to be claimed (possibly not before ``not_before``)."""
+    RUNNING = "running"
+    """Claimed by a worker under a lease."""
+    SUSPENDED = "suspended"
+    """Preempted at a safe step; waits to resume from its checkpoint."""
+    WAITING_HUMAN = "waiting_human"
+    """An exception ticket is open; an operator decides how it goes on."""
+    QUARANTINED = "quarantined"
+    """A poison pill: it crashed its browser too often and is not handed out again."""
+    DONE = "done"
+    """Finished successfully."""
+    FAILED = "failed"
+    """Gave up after its attempts."""
+    CANCELLED = "cancelled"
+    """Cancelled by an operator."""
+
+    @property
+    def is_final(self) -> bool:
+        return self in (TaskState.DONE, TaskState.FAILED, TaskState.CANCELLED)
+
+
+@dataclass(frozen=True)
+class ShopRecord:
+    id: int
+    name: str
+    platform: str
+    base_url: str
+    domain: str
+    username: str
+    has_password: bool
+    paused: bool
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """A task as a person would look at it (no secrets: shop credentials live with the shop)."""
+
+    id: int
+    key: str | None
+    type: str
+    shop: str
+    platform: str
+    domain: str
+    state: TaskState
+    state_reason: str
+    score: float
+    hard_aged: bool
+    preemptible: bool
+    created_at: float
+    updated_at: float
+    not_before: float
+    deadline: float | None
+    attempts: int
+    max_attempts: int
+    lease_owner: str | None
+    lease_until: float | None
+    started_at: float | None
+    finished_at: float | None
+    flow: str | None
+    params: dict[str, Any]
+    steps: list[dict[str, Any]] | None
+    checkpoint: dict[str, Any] | None
+    results: dict[str, Any] | None
+    error_class: str | None
+    last_error: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["state"] = self.state.value
+        return d
+
+
+@dataclass(frozen=True)
+class ClaimedTask:
+    """What a worker gets from a claim: enough to run the task and to prove its lease."""
+
+    id: int
+    type: str
+    shop: str
+    shop_id: int
+    platform: str
+    base_url: str
+    domain: str
+    lease_owner: str
+    lease_until: float
+    attempts: int
+    max_attempts: int
+    score: float
+    preemptible: bool
+    flow: str | None
+    params: dict[str, Any]
+    steps: list[dict[str, Any]] | None
+    checkpoint: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class TaskEvent:
+    id: int
+    task_id: int
+    at: float
+    from_state: str | None
+    to_state: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class QueueStatus:
+    """Counts and backlog at one instant."""
+
+    at: float
+    counts: dict[str, int]
+    queued: int
+    max_backlog: int
+    oldest_wait_s: float
+    hard_aged: int
+    busy_shops: dict[str, int] = field(default_factory=dict)
+    top_score: float | None = None
+    bottom_score: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}

@@ -1,0 +1,166 @@
+"""The SQLite schema: numbered migrations tracked in ``PRAGMA user_version``.
+
+``MIGRATIONS[i]`` takes a database from version ``i`` to ``i + 1``. A new database gets
+``FRESH_SCHEMA`` in one go; a test checks that it equals all migrations applied in order, so
+the two can never drift. Add a migration by appending to ``MIGRATIONS`` *and* updating
+``FRESH_SCHEMA``; never edit a released migration.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+# Every state change of a task is logged by a trigger, with the time and the reason the code
+# put in ``state_reason``: no code path can change a state without leaving a trace.
+_V1 = """
+CREATE TABLE meta (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE shops (
+    id           INTEGER PRIMARY KEY,
+    name         TEXT NOT NULL UNIQUE,
+    platform     TEXT NOT NULL,
+    base_url     TEXT NOT NULL,
+    domain       TEXT NOT NULL,
+    username     TEXT NOT NULL DEFAULT '',
+    password_enc BLOB,
+    paused       INTEGER NOT NULL DEFAULT 0,
+    created_at   REAL NOT NULL
+);
+CREATE TABLE paused_domains (
+    domain TEXT PRIMARY KEY,
+    since  REAL NOT NULL,
+    reason TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE tasks (
+    id              INTEGER PRIMARY KEY,
+    key             TEXT UNIQUE,
+    type            TEXT NOT NULL,
+    shop_id         INTEGER NOT NULL REFERENCES shops(id),
+    state           TEXT NOT NULL,
+    state_reason    TEXT NOT NULL DEFAULT '',
+    base            REAL NOT NULL,
+    urgency         REAL NOT NULL DEFAULT 0,
+    urgency_fixed   INTEGER NOT NULL DEFAULT 0,
+    urgency_next_at REAL,
+    bump            REAL NOT NULL DEFAULT 0,
+    prio_key        INTEGER NOT NULL,
+    band            INTEGER NOT NULL DEFAULT 0,
+    preemptible     INTEGER NOT NULL DEFAULT 1,
+    created_at      REAL NOT NULL,
+    updated_at      REAL NOT NULL,
+    not_before      REAL NOT NULL,
+    deadline        REAL,
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    max_attempts    INTEGER NOT NULL,
+    lease_owner     TEXT,
+    lease_until     REAL,
+    started_at      REAL,
+    finished_at     REAL,
+    spec            TEXT NOT NULL,
+    checkpoint      TEXT,
+    results         TEXT,
+    error_class     TEXT,
+    last_error      TEXT
+);
+CREATE INDEX tasks_ready ON tasks (band DESC, prio_key DESC, id) WHERE state = 'queued';
+CREATE INDEX tasks_shop_ready ON tasks (shop_id, band DESC, prio_key DESC, id)
+    WHERE state = 'queued';
+CREATE INDEX tasks_hard_aging ON tasks (created_at) WHERE state = 'queued' AND band = 0;
+CREATE INDEX tasks_urgency_due ON tasks (urgency_next_at)
+    WHERE state = 'queued' AND urgency_next_at IS NOT NULL;
+CREATE INDEX tasks_leases ON tasks (lease_until) WHERE state = 'running';
+CREATE INDEX tasks_state ON tasks (state, id);
+CREATE TABLE task_events (
+    id         INTEGER PRIMARY KEY,
+    task_id    INTEGER NOT NULL,
+    at         REAL NOT NULL,
+    from_state TEXT,
+    to_state   TEXT NOT NULL,
+    reason     TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX task_events_task ON task_events (task_id, id);
+CREATE TABLE state_counts (
+    state TEXT PRIMARY KEY,
+    n     INTEGER NOT NULL
+);
+CREATE TRIGGER tasks_log_insert AFTER INSERT ON tasks BEGIN
+    INSERT INTO task_events (task_id, at, from_state, to_state, reason)
+        VALUES (NEW.id, NEW.updated_at, NULL, NEW.state, NEW.state_reason);
+    INSERT INTO state_counts (state, n) VALUES (NEW.state, 1)
+        ON CONFLICT (state) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER tasks_log_state AFTER UPDATE OF state ON tasks
+    WHEN OLD.state IS NOT NEW.state BEGIN
+    INSERT INTO task_events (task_id, at, from_state, to_state, reason)
+        VALUES (NEW.id, NEW.updated_at, OLD.state, NEW.state, NEW.state_reason);
+    UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;
+    INSERT INTO state_counts (state, n) VALUES (NEW.state, 1)
+        ON CONFLICT (state) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks BEGIN
+    UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;
+END;
+"""
+
+# v2: per-minute metrics for the console's charts, kept with a retention.
+_V2 = """
+CREATE TABLE metrics_minutes (
+    minute  INTEGER PRIMARY KEY,
+    data    TEXT NOT NULL
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+FRESH_SCHEMA: str = _V1 + _V2
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the database to ``SCHEMA_VERSION``; returns the version it was at.
+
+    Runs inside one ``BEGIN IMMEDIATE`` transaction, so a crash mid-migration leaves the old
+    version intact. A database newer than this program is refused.
+    """
+    from ..errors import EnvironmentProblem
+
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise EnvironmentProblem(
+                f"the database is at schema version {version}, newer than this ShopFleet "
+                f"understands ({SCHEMA_VERSION}); update ShopFleet")
+        if version == 0 and not conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'tasks'").fetchone():
+            _script(conn, FRESH_SCHEMA)
+        else:
+            for sql in MIGRATIONS[version:]:
+                _script(conn, sql)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return version
+
+
+def _script(conn: sqlite3.Connection, sql: str) -> None:
+    # executescript() would COMMIT first; run statement by statement inside our transaction.
+    for stmt in _statements(sql):
+        conn.execute(stmt)
+
+
+def _statements(sql: str) -> list[str]:
+    out: list[str] = []
+    buf = ""
+    for line in sql.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out

@@ -1,0 +1,878 @@
+"""The SQLite store: the single source of truth for tasks, shops and their event log.
+
+Writes go through one writer thread (:mod:`core.store.writer`) that commits groups of
+operations in ``BEGIN IMMEDIATE`` transactions; reads use a connection per calling thread.
+Every public method here blocks its caller until the change is committed, so call them from
+threads or the CLI; async code uses :class:`core.store.AsyncStore`, which never blocks its loop.
+
+The hot path (claim, ack, fail) is plain SQL on the writer's connection; schema work and
+operator queries use the same connections through sqlite-utils where that reads better.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..clock import SYSTEM_CLOCK, Clock
+from ..config import Settings
+from ..errors import (
+    BacklogFull,
+    EnvironmentProblem,
+    InvalidInput,
+    LeaseLost,
+    Refused,
+    SpecError,
+    UnknownTask,
+)
+from ..priority import index_key, score_at, score_from_key, static_points
+from ..specs import TaskSpec
+from ..urgency import estimator_for
+from .records import (
+    ClaimedTask,
+    QueueStatus,
+    ShopRecord,
+    TaskEvent,
+    TaskRecord,
+    TaskState,
+)
+from .schema import migrate
+from .writer import Writer
+
+MIN_SQLITE = (3, 35, 0)  # RETURNING
+FAST_PATH_ROWS = 256
+"""Best queued tasks looked at before the per-shop search (see :meth:`SqliteStore._pick`)."""
+
+Validator = Callable[[TaskSpec, ShopRecord], None]
+
+
+def check_sqlite_version(version: str = sqlite3.sqlite_version) -> None:
+    """Refuse to run on an SQLite older than 3.35 (no ``RETURNING``), saying what to do."""
+    parts = tuple(int(p) for p in version.split(".")[:3])
+    if parts < MIN_SQLITE:
+        raise EnvironmentProblem(
+            f"SQLite {version} is too old: ShopFleet needs {'.'.join(map(str, MIN_SQLITE))} or "
+            "newer (for UPDATE … RETURNING). Use a Python built with a newer SQLite "
+            "(python.org builds and Python 3.12+ from most distributions have one).")
+
+
+def new_owner_id() -> str:
+    """A lease owner id: host, process id and a nonce, so recovery can tell dead owners."""
+    return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
+
+
+def _owner_is_dead_local(owner: str) -> bool:
+    try:
+        host, pid_s, _ = owner.split("/", 2)
+        pid = int(pid_s)
+    except ValueError:
+        return False
+    if host != socket.gethostname() or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def domain_of(url: str) -> str:
+    host = urlsplit(url).hostname
+    if not host:
+        raise InvalidInput("base_url", f"{url!r} has no host name (e.g. https://seller.example)")
+    return host.lower()
+
+
+_TASK_COLUMNS = """t.id, t.key, t.type, s.name AS shop, s.platform, s.domain, t.state,
+    t.state_reason, t.prio_key, t.band, t.preemptible, t.created_at, t.updated_at,
+    t.not_before, t.deadline, t.attempts, t.max_attempts, t.lease_owner, t.lease_until,
+    t.started_at, t.finished_at, t.spec, t.checkpoint, t.results, t.error_class, t.last_error"""
+
+
+class SqliteStore:
+    """Durable priority queue, shops and event log in one SQLite file (WAL mode).
+
+    Args:
+        path: the database file (created with its folder if missing).
+        settings: the validated configuration.
+        clock: time source for every timestamp (a fake one in tests).
+        validator: extra per-task checks at submission (flows and placeholders), raising
+            :class:`SpecError`; runs before anything is written.
+    """
+
+    def __init__(self, path: str | Path, *, settings: Settings | None = None,
+                 clock: Clock = SYSTEM_CLOCK, validator: Validator | None = None) -> None:
+        check_sqlite_version()
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.settings = settings or Settings()
+        self.clock = clock
+        self.validator = validator
+        self._q = self.settings.queue
+        self._p = self.settings.priority
+        self._aging_per_s = self._p.aging_per_min / 60.0
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._room = threading.Condition()
+        self._closed = False
+        self._writer = Writer(self._connect_writer, group_max=self.settings.store.group_commit_max)
+        self._call(self._op_init)
+
+    # -- connections --------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                               timeout=self.settings.store.busy_timeout_s)
+        conn.execute(f"PRAGMA busy_timeout = {int(self.settings.store.busy_timeout_s * 1000)}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+
+    def _connect_writer(self) -> sqlite3.Connection:
+        conn = self._connect()
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise EnvironmentProblem(f"cannot put {self.path} in WAL mode (got {mode}); "
+                                     "is it on a network drive?")
+        conn.execute(f"PRAGMA synchronous = {self.settings.store.synchronous}")
+        migrate(conn)
+        return conn
+
+    def _reader(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            conn.execute("PRAGMA query_only = 1")
+            conn.row_factory = sqlite3.Row
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    def _call(self, op: Callable[[sqlite3.Connection], Any]) -> Any:
+        return self._writer.submit(op).result()
+
+    def submit_op(self, op: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Queue a write operation; returns its ``concurrent.futures.Future``."""
+        return self._writer.submit(op)
+
+    def close(self) -> None:
+        """Commit what is pending, stop the writer and close every connection."""
+        if self._closed:
+            return
+        self._closed = True
+        self._writer.close()
+        with self._readers_lock:
+            for conn in self._readers:
+                try:
+                    conn.close()
+                except sqlite3.ProgrammingError:
+                    pass  # created in another thread that already closed it
+            self._readers.clear()
+        with self._room:
+            self._room.notify_all()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def group_commit_stats(self) -> tuple[int, int]:
+        """(commits, operations) so far: operations per commit shows group commit working."""
+        return self._writer.commits, self._writer.ops
+
+    # -- settings that keys depend on ------------------------------------------------------
+
+    def _op_init(self, conn: sqlite3.Connection) -> None:
+        """Rewrite queued keys if the aging rate changed since they were computed."""
+        row = conn.execute("SELECT value FROM meta WHERE name = 'aging_per_min'").fetchone()
+        current = repr(self._p.aging_per_min)
+        if row is None or row[0] != current:
+            if row is not None:
+                self._rekey(conn, "state = 'queued'")
+            conn.execute("INSERT INTO meta (name, value) VALUES ('aging_per_min', ?) "
+                         "ON CONFLICT (name) DO UPDATE SET value = excluded.value", (current,))
+
+    def _rekey(self, conn: sqlite3.Connection, where: str, params: Sequence[Any] = ()) -> int:
+        rows = conn.execute(
+            f"SELECT id, base, urgency, attempts, bump, created_at FROM tasks WHERE {where}",
+            params).fetchall()
+        for tid, base, urg, attempts, bump, created in rows:
+            conn.execute("UPDATE tasks SET prio_key = ? WHERE id = ?",
+                         (self._key(base, urg, attempts, bump, created), tid))
+        return len(rows)
+
+    def _static(self, base: float, urgency: float, attempts: int, bump: float) -> float:
+        return static_points(base=base, urgency=urgency, attempts=attempts, bump=bump,
+                             retry_bonus=self._p.retry_bonus)
+
+    def _key(self, base: float, urgency: float, attempts: int, bump: float,
+             created: float) -> int:
+        return index_key(self._static(base, urgency, attempts, bump), created, self._aging_per_s)
+
+    # -- shops ------------------------------------------------------------------------------
+
+    def add_shop(self, name: str, *, platform: str, base_url: str,
+                 username: str = "") -> ShopRecord:
+        """Register a shop. Its domain (for gates and breakers) comes from ``base_url``."""
+        if not name.strip():
+            raise InvalidInput("name", "must not be empty")
+        if not platform.strip():
+            raise InvalidInput("platform", "must not be empty")
+        scheme = urlsplit(base_url).scheme
+        if scheme not in ("http", "https"):
+            raise InvalidInput("base_url", f"{base_url!r} must start with http:// or https://")
+        domain = domain_of(base_url)
+        now = self.clock.now()
+
+        def op(conn: sqlite3.Connection) -> None:
+            try:
+                conn.execute(
+                    "INSERT INTO shops (name, platform, base_url, domain, username, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (name, platform, base_url.rstrip("/"), domain, username, now))
+            except sqlite3.IntegrityError:
+                raise InvalidInput("name", f"a shop named {name!r} exists already") from None
+
+        self._call(op)
+        return self.shop(name)
+
+    def update_shop(self, name: str, *, username: str | None = None,
+                    password_enc: bytes | None = None) -> ShopRecord:
+        """Change a shop's login name or its (already encrypted) password."""
+        self.shop(name)
+        sets: list[str] = []
+        vals: list[str | bytes] = []
+        if username is not None:
+            sets.append("username = ?")
+            vals.append(username)
+        if password_enc is not None:
+            sets.append("password_enc = ?")
+            vals.append(password_enc)
+        if sets:
+            self._call(lambda c: c.execute(
+                f"UPDATE shops SET {', '.join(sets)} WHERE name = ?", (*vals, name)))
+        return self.shop(name)
+
+    def shop_password_enc(self, name: str) -> bytes | None:
+        row = self._reader().execute(
+            "SELECT password_enc FROM shops WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise InvalidInput("shop", f"no shop named {name!r}")
+        return bytes(row[0]) if row[0] is not None else None
+
+    def shops(self) -> list[ShopRecord]:
+        rows = self._reader().execute("SELECT * FROM shops ORDER BY name").fetchall()
+        return [self._shop_record(r) for r in rows]
+
+    def shop(self, name: str) -> ShopRecord:
+        row = self._reader().execute("SELECT * FROM shops WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise InvalidInput("shop", f"no shop named {name!r} (add it with 'shopfleet shop add')")
+        return self._shop_record(row)
+
+    @staticmethod
+    def _shop_record(r: sqlite3.Row) -> ShopRecord:
+        return ShopRecord(id=r["id"], name=r["name"], platform=r["platform"],
+                          base_url=r["base_url"], domain=r["domain"], username=r["username"],
+                          has_password=r["password_enc"] is not None, paused=bool(r["paused"]))
+
+    def set_shop_paused(self, name: str, paused: bool) -> ShopRecord:
+        self.shop(name)
+        self._call(lambda c: c.execute("UPDATE shops SET paused = ? WHERE name = ?",
+                                       (int(paused), name)))
+        return self.shop(name)
+
+    def set_domain_paused(self, domain: str, paused: bool, *, reason: str = "") -> None:
+        domain = domain.lower()
+        now = self.clock.now()
+        if paused:
+            self._call(lambda c: c.execute(
+                "INSERT INTO paused_domains (domain, since, reason) VALUES (?, ?, ?) "
+                "ON CONFLICT (domain) DO UPDATE SET reason = excluded.reason",
+                (domain, now, reason)))
+        else:
+            self._call(lambda c: c.execute("DELETE FROM paused_domains WHERE domain = ?",
+                                           (domain,)))
+
+    def paused_domains(self) -> list[str]:
+        return [r[0] for r in self._reader().execute(
+            "SELECT domain FROM paused_domains ORDER BY domain")]
+
+    # -- submission -------------------------------------------------------------------------
+
+    def submit(self, spec: TaskSpec) -> int:
+        """Submit one task; returns its id (the existing one for a known idempotency key)."""
+        return self.submit_many([spec])[0]
+
+    def submit_many(self, specs: Sequence[TaskSpec]) -> list[int]:
+        """Submit a batch, all or nothing; returns the task ids in order.
+
+        Raises:
+            SpecError: a task is invalid (unknown shop or type, bad flow); nothing written.
+            BacklogFull: the queue is full for this batch; nothing written.
+        """
+        prepared = self._prepare(specs)
+        return list(self._call(lambda conn: self._op_submit(conn, prepared)))
+
+    def _prepare(self, specs: Sequence[TaskSpec]) -> list[dict[str, Any]]:
+        if not specs:
+            raise SpecError("(input)", "holds no tasks")
+        shops = {s.name: s for s in self.shops()}
+        now = self.clock.now()
+        prepared: list[dict[str, Any]] = []
+        seen_keys: dict[str, int] = {}
+        multi = len(specs) > 1
+        for i, spec in enumerate(specs):
+            where = f"tasks[{i}]." if multi else ""
+            shop = shops.get(spec.shop)
+            if shop is None:
+                raise SpecError(f"{where}shop", f"no shop named {spec.shop!r} "
+                                "(add it with 'shopfleet shop add')")
+            base = spec.priority
+            if base is None:
+                base = self._p.types.get(spec.type)
+                if base is None:
+                    raise SpecError(f"{where}type", f"unknown task type {spec.type!r}: give "
+                                    "'priority' or add the type to [priority.types]")
+            if spec.key is not None:
+                if spec.key in seen_keys:
+                    raise SpecError(f"{where}key", f"{spec.key!r} appears twice in the batch "
+                                    f"(also tasks[{seen_keys[spec.key]}])")
+                seen_keys[spec.key] = i
+            if self.validator is not None:
+                try:
+                    self.validator(spec, shop)
+                except SpecError as exc:
+                    raise SpecError(f"{where}{exc.field}", exc.reason) from None
+            if spec.urgency is not None:
+                urgency, fixed, next_at = spec.urgency, 1, None
+            else:
+                est = estimator_for(shop.platform).estimate(
+                    task_type=spec.type, deadline=spec.deadline_ts, now=now)
+                urgency, fixed, next_at = est.points, 0, est.next_change_at
+            payload = json.dumps(spec.payload(), ensure_ascii=False, separators=(",", ":"))
+            static = self._static(base, urgency, 0, 0.0)
+            prepared.append({
+                "key": spec.key, "type": spec.type, "shop_id": shop.id, "base": base,
+                "urgency": urgency, "urgency_fixed": fixed, "urgency_next_at": next_at,
+                "deadline": spec.deadline_ts, "spec": payload,
+                "max_attempts": spec.max_attempts or self._q.max_attempts,
+                "urgent": static >= self._p.preempt_threshold,
+            })
+        return prepared
+
+    def _op_submit(self, conn: sqlite3.Connection, prepared: list[dict[str, Any]]) -> list[int]:
+        now = self.clock.now()
+        ids: list[int | None] = [None] * len(prepared)
+        fresh: list[int] = []
+        for i, t in enumerate(prepared):
+            if t["key"] is not None:
+                row = conn.execute("SELECT id, type, shop_id, spec FROM tasks WHERE key = ?",
+                                   (t["key"],)).fetchone()
+                if row is not None:
+                    if (row[1], row[2], row[3]) != (t["type"], t["shop_id"], t["spec"]):
+                        raise SpecError("key", f"{t['key']!r} was already used for a different "
+                                        f"task (#{row[0]}); use a new key")
+                    ids[i] = row[0]
+                    continue
+            fresh.append(i)
+        if fresh:
+            queued = self._queued_count(conn)
+            routine = sum(1 for i in fresh if not prepared[i]["urgent"])
+            limit = self._q.max_backlog
+            reserve_limit = limit + int(limit * self._q.urgent_reserve)
+            if routine and queued + routine > limit:
+                raise BacklogFull(queued, limit)
+            if queued + len(fresh) > reserve_limit:
+                raise BacklogFull(queued, reserve_limit, urgent=True)
+        for i in fresh:
+            t = prepared[i]
+            key = self._key(t["base"], t["urgency"], 0, 0.0, now)
+            cur = conn.execute(
+                "INSERT INTO tasks (key, type, shop_id, state, state_reason, base, urgency, "
+                "urgency_fixed, urgency_next_at, prio_key, created_at, updated_at, not_before, "
+                "deadline, max_attempts, spec) VALUES (?, ?, ?, 'queued', 'submitted', ?, ?, ?, "
+                "?, ?, ?, ?, ?, ?, ?, ?)",
+                (t["key"], t["type"], t["shop_id"], t["base"], t["urgency"],
+                 t["urgency_fixed"], t["urgency_next_at"], key, now, now, now, t["deadline"],
+                 t["max_attempts"], t["spec"]))
+            ids[i] = cur.lastrowid
+        return [int(x) for x in ids if x is not None]
+
+    def submit_rows_bulk(self, rows: Iterable[dict[str, Any]]) -> int:
+        """Insert already-validated task rows in one transaction (migrations, demo, benchmarks).
+
+        Each row needs ``type``, ``shop_id``, ``base``, ``spec`` (JSON text); the rest defaults.
+        Skips the backlog limit: it is for moving existing work, not for new submissions.
+        """
+        now = self.clock.now()
+
+        def op(conn: sqlite3.Connection) -> int:
+            n = 0
+            batch = []
+            for r in rows:
+                created = r.get("created_at", now)
+                key = self._key(r["base"], r.get("urgency", 0.0), 0, 0.0, created)
+                batch.append((r.get("key"), r["type"], r["shop_id"], r["base"],
+                              r.get("urgency", 0.0), key, created, now, now,
+                              r.get("max_attempts", self._q.max_attempts), r["spec"]))
+                if len(batch) >= 10_000:
+                    n += self._insert_bulk(conn, batch)
+                    batch = []
+            if batch:
+                n += self._insert_bulk(conn, batch)
+            return n
+
+        return int(self._call(op))
+
+    @staticmethod
+    def _insert_bulk(conn: sqlite3.Connection, batch: list[tuple[Any, ...]]) -> int:
+        conn.executemany(
+            "INSERT INTO tasks (key, type, shop_id, state, state_reason, base, urgency, "
+            "urgency_fixed, prio_key, created_at, updated_at, not_before, max_attempts, spec) "
+            "VALUES (?, ?, ?, 'queued', 'submitted', ?, ?, 1, ?, ?, ?, ?, ?, ?)", batch)
+        return len(batch)
+
+    def wait_for_room(self, timeout: float) -> bool:
+        """Block until a task leaves the queue in this process, or ``timeout`` passes."""
+        with self._room:
+            return self._room.wait(timeout)
+
+    def _room_freed(self) -> None:
+        with self._room:
+            self._room.notify_all()
+
+    @staticmethod
+    def _queued_count(conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT n FROM state_counts WHERE state = 'queued'").fetchone()
+        return int(row[0]) if row else 0
+
+    # -- priority maintenance (threshold events) --------------------------------------------
+
+    def _op_thresholds(self, conn: sqlite3.Connection, now: float) -> tuple[int, int]:
+        """Apply the events that change keys: hard aging reached, urgency thresholds crossed.
+
+        Both use partial indexes on the event time, so with nothing due this is two index
+        probes, not a scan of the queue.
+        """
+        hard = conn.execute(
+            "UPDATE tasks SET band = 1, preemptible = 0, updated_at = ? "
+            "WHERE state = 'queued' AND band = 0 AND created_at <= ?",
+            (now, now - self._p.hard_aging_min * 60.0)).rowcount
+        due = conn.execute(
+            "SELECT t.id, t.type, t.deadline, t.base, t.attempts, t.bump, t.created_at, "
+            "s.platform FROM tasks t JOIN shops s ON s.id = t.shop_id "
+            "WHERE t.state = 'queued' AND t.urgency_next_at IS NOT NULL "
+            "AND t.urgency_next_at <= ?", (now,)).fetchall()
+        for tid, ttype, deadline, base, attempts, bump, created, platform in due:
+            est = estimator_for(platform).estimate(task_type=ttype, deadline=deadline, now=now)
+            conn.execute(
+                "UPDATE tasks SET urgency = ?, urgency_next_at = ?, prio_key = ?, updated_at = ? "
+                "WHERE id = ?",
+                (est.points, est.next_change_at,
+                 self._key(base, est.points, attempts, bump, created), now, tid))
+        return hard, len(due)
+
+    def apply_thresholds(self) -> tuple[int, int]:
+        """Run the threshold events now; returns (newly hard-aged, urgency re-estimated)."""
+        now = self.clock.now()
+        hard, due = self._call(lambda c: self._op_thresholds(c, now))
+        return int(hard), int(due)
+
+    # -- claim / ack / fail / release --------------------------------------------------------
+
+    def claim(self, owner: str, *, exclude_domains: Iterable[str] = (),
+              lease_s: float | None = None) -> ClaimedTask | None:
+        """Claim the best eligible task under a lease, or ``None`` when nothing is eligible.
+
+        Eligible: queued, its ``not_before`` has passed, its shop runs fewer than
+        ``max_tasks_per_shop`` tasks, neither its shop nor its domain is paused, and its domain
+        is not in ``exclude_domains`` (open circuit breakers).
+        """
+        return self._writer.submit(
+            lambda c: self._op_claim(c, owner, frozenset(exclude_domains), lease_s)).result()
+
+    def claim_op(self, owner: str, *, exclude_domains: Iterable[str] = (),
+                 lease_s: float | None = None) -> Callable[[sqlite3.Connection], Any]:
+        ex = frozenset(exclude_domains)
+        return lambda c: self._op_claim(c, owner, ex, lease_s)
+
+    def _op_claim(self, conn: sqlite3.Connection, owner: str, exclude: frozenset[str],
+                  lease_s: float | None) -> ClaimedTask | None:
+        now = self.clock.now()
+        self._op_thresholds(conn, now)
+        picked = self._pick(conn, now, exclude)
+        if picked is None:
+            return None
+        until = now + (lease_s if lease_s is not None else self._q.lease_s)
+        row = conn.execute(
+            "UPDATE tasks SET state = 'running', state_reason = ?, lease_owner = ?, "
+            "lease_until = ?, attempts = attempts + 1, started_at = ?, updated_at = ? "
+            "WHERE id = ? AND state = 'queued' RETURNING id, type, shop_id, attempts, "
+            "max_attempts, prio_key, preemptible, spec, checkpoint",
+            (f"claimed by {owner}", owner, until, now, now, picked)).fetchone()
+        shop = conn.execute("SELECT name, platform, base_url, domain FROM shops WHERE id = ?",
+                            (row[2],)).fetchone()
+        spec = json.loads(row[7])
+        return ClaimedTask(
+            id=row[0], type=row[1], shop=shop[0], shop_id=row[2], platform=shop[1],
+            base_url=shop[2], domain=shop[3], lease_owner=owner, lease_until=until,
+            attempts=row[3], max_attempts=row[4],
+            score=score_from_key(row[5], now, self._aging_per_s), preemptible=bool(row[6]),
+            flow=spec.get("flow"), params=spec.get("params", {}), steps=spec.get("steps"),
+            checkpoint=json.loads(row[8]) if row[8] else None)
+
+    def _pick(self, conn: sqlite3.Connection, now: float, exclude: frozenset[str]) -> int | None:
+        """The id of the best eligible queued task.
+
+        Fast path: walk the global index from the top and take the first eligible row; the
+        ineligible ones are tasks of busy or paused shops, normally few. If the first
+        ``FAST_PATH_ROWS`` are all ineligible (one busy shop holds the top of the queue), ask
+        each eligible shop for its best task through the per-shop index and take the best of
+        those: O(shops · log n), never a scan of the queue.
+        """
+        blocked = self._blocked_shops(conn, exclude)
+        cur = conn.execute(
+            "SELECT id, shop_id, not_before FROM tasks WHERE state = 'queued' "
+            "ORDER BY band DESC, prio_key DESC, id LIMIT ?", (FAST_PATH_ROWS,))
+        seen = 0
+        for tid, shop_id, not_before in cur:
+            seen += 1
+            if shop_id not in blocked and not_before <= now:
+                cur.close()
+                return int(tid)
+        if seen < FAST_PATH_ROWS:
+            return None
+        best: tuple[int, int, int] | None = None  # (band, key, -id)
+        best_id: int | None = None
+        for (shop_id,) in conn.execute("SELECT id FROM shops").fetchall():
+            if shop_id in blocked:
+                continue
+            r = conn.execute(
+                "SELECT id, band, prio_key FROM tasks WHERE state = 'queued' AND shop_id = ? "
+                "AND not_before <= ? ORDER BY band DESC, prio_key DESC, id LIMIT 1",
+                (shop_id, now)).fetchone()
+            if r is not None and (best is None or (r[1], r[2], -r[0]) > best):
+                best, best_id = (r[1], r[2], -r[0]), int(r[0])
+        return best_id
+
+    def _blocked_shops(self, conn: sqlite3.Connection, exclude: frozenset[str]) -> set[int]:
+        blocked = {int(r[0]) for r in conn.execute(
+            "SELECT shop_id FROM tasks WHERE state = 'running' GROUP BY shop_id "
+            "HAVING count(*) >= ?", (self._q.max_tasks_per_shop,))}
+        blocked.update(int(r[0]) for r in conn.execute(
+            "SELECT id FROM shops WHERE paused = 1 OR domain IN "
+            "(SELECT domain FROM paused_domains)"))
+        if exclude:
+            marks = ",".join("?" * len(exclude))
+            blocked.update(int(r[0]) for r in conn.execute(
+                f"SELECT id FROM shops WHERE domain IN ({marks})", tuple(exclude)))
+        return blocked
+
+    def _finish_running(self, conn: sqlite3.Connection, task_id: int, owner: str, sets: str,
+                        params: Sequence[Any]) -> None:
+        cur = conn.execute(
+            f"UPDATE tasks SET {sets}, lease_owner = NULL, lease_until = NULL "
+            "WHERE id = ? AND state = 'running' AND lease_owner = ?", (*params, task_id, owner))
+        if cur.rowcount == 0:
+            raise LeaseLost(f"task {task_id} is no longer held by {owner} "
+                            "(its lease expired and it was recovered, or it was cancelled)")
+
+    def ack(self, task_id: int, owner: str, *, results: dict[str, Any] | None = None) -> None:
+        """Mark a claimed task done (with its extracted results)."""
+        self._call(self.ack_op(task_id, owner, results=results))
+        self._room_freed()
+
+    def ack_op(self, task_id: int, owner: str, *,
+               results: dict[str, Any] | None = None) -> Callable[[sqlite3.Connection], None]:
+        res = json.dumps(results, ensure_ascii=False) if results is not None else None
+
+        def op(conn: sqlite3.Connection) -> None:
+            now = self.clock.now()
+            self._finish_running(
+                conn, task_id, owner,
+                "state = 'done', state_reason = 'finished', finished_at = ?, updated_at = ?, "
+                "results = coalesce(?, results)", (now, now, res))
+        return op
+
+    def fail(self, task_id: int, owner: str, *, error_class: str, message: str,
+             retry: bool = True, retry_after_s: float | None = None) -> TaskState:
+        """Record a failed attempt: requeue with back-off and retry bonus, or fail for good.
+
+        Returns the task's new state (``queued`` or ``failed``).
+        """
+        state: TaskState = self._call(self.fail_op(
+            task_id, owner, error_class=error_class, message=message, retry=retry,
+            retry_after_s=retry_after_s))
+        return state
+
+    def fail_op(self, task_id: int, owner: str, *, error_class: str, message: str,
+                retry: bool = True, retry_after_s: float | None = None
+                ) -> Callable[[sqlite3.Connection], TaskState]:
+        def op(conn: sqlite3.Connection) -> TaskState:
+            now = self.clock.now()
+            row = conn.execute(
+                "SELECT attempts, max_attempts, base, urgency, bump, created_at FROM tasks "
+                "WHERE id = ? AND state = 'running' AND lease_owner = ?",
+                (task_id, owner)).fetchone()
+            if row is None:
+                raise LeaseLost(f"task {task_id} is no longer held by {owner}")
+            attempts, max_attempts, base, urg, bump, created = row
+            msg = message[:2000]
+            if not retry or attempts >= max_attempts:
+                why = "no retry for this error" if not retry else f"{attempts} attempts spent"
+                self._finish_running(
+                    conn, task_id, owner,
+                    "state = 'failed', state_reason = ?, finished_at = ?, updated_at = ?, "
+                    "error_class = ?, last_error = ?",
+                    (f"{error_class}: {why}", now, now, error_class, msg))
+                return TaskState.FAILED
+            delay = min(self._q.retry_backoff_s * 2 ** (attempts - 1), self._q.retry_backoff_max_s)
+            if retry_after_s is not None:
+                delay = max(delay, retry_after_s)
+            self._finish_running(
+                conn, task_id, owner,
+                "state = 'queued', state_reason = ?, not_before = ?, prio_key = ?, "
+                "updated_at = ?, error_class = ?, last_error = ?",
+                (f"{error_class}: retry {attempts + 1}/{max_attempts} in {delay:.0f}s",
+                 now + delay, self._key(base, urg, attempts, bump, created), now,
+                 error_class, msg))
+            return TaskState.QUEUED
+        return op
+
+    def release(self, task_id: int, owner: str, *, reason: str = "released",
+                checkpoint: dict[str, Any] | None = None) -> None:
+        """Give a claimed task back to the queue without counting the attempt (a safe stop)."""
+        cp = json.dumps(checkpoint, ensure_ascii=False) if checkpoint is not None else None
+
+        def op(conn: sqlite3.Connection) -> None:
+            now = self.clock.now()
+            self._finish_running(
+                conn, task_id, owner,
+                "state = 'queued', state_reason = ?, attempts = max(0, attempts - 1), "
+                "updated_at = ?, checkpoint = coalesce(?, checkpoint)", (reason, now, cp))
+        self._call(op)
+
+    def save_checkpoint(self, task_id: int, owner: str, checkpoint: dict[str, Any]) -> None:
+        """Durably record a running task's progress (acknowledged = on disk)."""
+        self._call(self.checkpoint_op(task_id, owner, checkpoint))
+
+    def checkpoint_op(self, task_id: int, owner: str,
+                      checkpoint: dict[str, Any]) -> Callable[[sqlite3.Connection], None]:
+        cp = json.dumps(checkpoint, ensure_ascii=False)
+
+        def op(conn: sqlite3.Connection) -> None:
+            cur = conn.execute(
+                "UPDATE tasks SET checkpoint = ?, updated_at = ? WHERE id = ? "
+                "AND state = 'running' AND lease_owner = ?",
+                (cp, self.clock.now(), task_id, owner))
+            if cur.rowcount == 0:
+                raise LeaseLost(f"task {task_id} is no longer held by {owner}")
+        return op
+
+    def renew_lease(self, task_id: int, owner: str, *, lease_s: float | None = None) -> float:
+        """Extend a running task's lease; returns the new expiry."""
+        def op(conn: sqlite3.Connection) -> float:
+            until = self.clock.now() + (lease_s if lease_s is not None else self._q.lease_s)
+            cur = conn.execute("UPDATE tasks SET lease_until = ? WHERE id = ? AND "
+                               "state = 'running' AND lease_owner = ?", (until, task_id, owner))
+            if cur.rowcount == 0:
+                raise LeaseLost(f"task {task_id} is no longer held by {owner}")
+            return until
+        return float(self._call(op))
+
+    def recover_expired(self, *, dead_local_owners: bool = True) -> list[int]:
+        """Requeue running tasks whose lease expired (or whose owner process on this host died).
+
+        A recovered attempt counts as spent; a task with no attempts left fails. Its checkpoint
+        stays, so it resumes where it was.
+        """
+        def op(conn: sqlite3.Connection) -> list[int]:
+            now = self.clock.now()
+            rows = conn.execute(
+                "SELECT id, lease_owner, lease_until, attempts, max_attempts, base, urgency, "
+                "bump, created_at FROM tasks WHERE state = 'running'").fetchall()
+            out = []
+            for tid, owner, until, attempts, max_attempts, base, urg, bump, created in rows:
+                expired = until is not None and until < now
+                dead = dead_local_owners and owner and _owner_is_dead_local(owner)
+                if not (expired or dead):
+                    continue
+                why = "lease expired" if expired else f"owner {owner} died"
+                if attempts >= max_attempts:
+                    conn.execute(
+                        "UPDATE tasks SET state = 'failed', state_reason = ?, finished_at = ?, "
+                        "updated_at = ?, lease_owner = NULL, lease_until = NULL, "
+                        "error_class = 'lease_lost', last_error = ? WHERE id = ?",
+                        (f"{why}; {attempts} attempts spent", now, now, why, tid))
+                else:
+                    conn.execute(
+                        "UPDATE tasks SET state = 'queued', state_reason = ?, updated_at = ?, "
+                        "lease_owner = NULL, lease_until = NULL, not_before = ?, prio_key = ? "
+                        "WHERE id = ?",
+                        (f"recovered: {why}", now, now,
+                         self._key(base, urg, attempts, bump, created), tid))
+                out.append(int(tid))
+            return out
+        return list(self._call(op))
+
+    # -- operator commands ------------------------------------------------------------------
+
+    def bump(self, task_id: int, *, to: float | None = None, by: float | None = None) -> float:
+        """Change a task's priority now: to a score, or by a delta. It keeps aging from there.
+
+        Returns the new score.
+        """
+        if (to is None) == (by is None):
+            raise InvalidInput("bump", "give exactly one of --to or --by")
+
+        def op(conn: sqlite3.Connection) -> float:
+            now = self.clock.now()
+            row = conn.execute(
+                "SELECT state, base, urgency, attempts, bump, created_at FROM tasks WHERE id = ?",
+                (task_id,)).fetchone()
+            if row is None:
+                raise UnknownTask(task_id)
+            state, base, urg, attempts, bump, created = row
+            if TaskState(state).is_final:
+                raise Refused(f"task {task_id} is {state}; only unfinished tasks can be bumped")
+            current = score_at(self._static(base, urg, attempts, bump), created, now,
+                               self._aging_per_s)
+            delta = (to - current) if to is not None else float(by or 0.0)
+            new_bump = bump + delta
+            conn.execute(
+                "UPDATE tasks SET bump = ?, prio_key = ?, updated_at = ? WHERE id = ?",
+                (new_bump, self._key(base, urg, attempts, new_bump, created), now, task_id))
+            conn.execute(
+                "INSERT INTO task_events (task_id, at, from_state, to_state, reason) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (task_id, now, state, state, f"bumped {delta:+.3f} to {current + delta:.3f}"))
+            return current + delta
+        return float(self._call(op))
+
+    def cancel(self, task_id: int, *, reason: str = "cancelled by operator") -> TaskState:
+        """Cancel a task that has not finished. A running one loses its lease at once; its
+        worker finds out at its next checkpoint and stops."""
+        def op(conn: sqlite3.Connection) -> TaskState:
+            now = self.clock.now()
+            row = conn.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            if row is None:
+                raise UnknownTask(task_id)
+            if TaskState(row[0]).is_final:
+                raise Refused(f"task {task_id} is already {row[0]}")
+            conn.execute(
+                "UPDATE tasks SET state = 'cancelled', state_reason = ?, finished_at = ?, "
+                "updated_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?",
+                (reason, now, now, task_id))
+            return TaskState(row[0])
+        previous: TaskState = self._call(op)
+        self._room_freed()
+        return previous
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def task(self, task_id: int) -> TaskRecord:
+        row = self._reader().execute(
+            f"SELECT {_TASK_COLUMNS} FROM tasks t JOIN shops s ON s.id = t.shop_id "
+            "WHERE t.id = ?", (task_id,)).fetchone()
+        if row is None:
+            raise UnknownTask(task_id)
+        return self._task_record(row, self.clock.now())
+
+    def tasks(self, *, state: str | None = None, shop: str | None = None, limit: int = 50,
+              offset: int = 0) -> list[TaskRecord]:
+        """Tasks, best first for queued ones, newest first otherwise."""
+        if state is not None and state not in {s.value for s in TaskState}:
+            raise InvalidInput("--state", f"{state!r} is not a task state "
+                               f"({', '.join(s.value for s in TaskState)})")
+        if limit < 1:
+            raise InvalidInput("--limit", "must be at least 1")
+        where, params = [], []
+        if state is not None:
+            where.append("t.state = ?")
+            params.append(state)
+        if shop is not None:
+            self.shop(shop)
+            where.append("s.name = ?")
+            params.append(shop)
+        order = ("t.band DESC, t.prio_key DESC, t.id" if state == "queued" else "t.id DESC")
+        sql = (f"SELECT {_TASK_COLUMNS} FROM tasks t JOIN shops s ON s.id = t.shop_id "
+               f"{'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY {order} "
+               "LIMIT ? OFFSET ?")
+        now = self.clock.now()
+        rows = self._reader().execute(sql, (*params, limit, offset)).fetchall()
+        return [self._task_record(r, now) for r in rows]
+
+    def events(self, task_id: int) -> list[TaskEvent]:
+        rows = self._reader().execute(
+            "SELECT id, task_id, at, from_state, to_state, reason FROM task_events "
+            "WHERE task_id = ? ORDER BY id", (task_id,)).fetchall()
+        return [TaskEvent(*tuple(r)) for r in rows]
+
+    def _task_record(self, r: sqlite3.Row, now: float) -> TaskRecord:
+        spec = json.loads(r["spec"])
+        return TaskRecord(
+            id=r["id"], key=r["key"], type=r["type"], shop=r["shop"], platform=r["platform"],
+            domain=r["domain"], state=TaskState(r["state"]), state_reason=r["state_reason"],
+            score=score_from_key(r["prio_key"], now, self._aging_per_s),
+            hard_aged=bool(r["band"]), preemptible=bool(r["preemptible"]),
+            created_at=r["created_at"], updated_at=r["updated_at"], not_before=r["not_before"],
+            deadline=r["deadline"], attempts=r["attempts"], max_attempts=r["max_attempts"],
+            lease_owner=r["lease_owner"], lease_until=r["lease_until"],
+            started_at=r["started_at"], finished_at=r["finished_at"], flow=spec.get("flow"),
+            params=spec.get("params", {}), steps=spec.get("steps"),
+            checkpoint=json.loads(r["checkpoint"]) if r["checkpoint"] else None,
+            results=json.loads(r["results"]) if r["results"] else None,
+            error_class=r["error_class"], last_error=r["last_error"])
+
+    def counts(self) -> dict[str, int]:
+        rows = self._reader().execute("SELECT state, n FROM state_counts").fetchall()
+        counts = {s.value: 0 for s in TaskState}
+        counts.update({r[0]: int(r[1]) for r in rows})
+        return counts
+
+    def status(self) -> QueueStatus:
+        """Counts per state, backlog, oldest wait and busy shops, from indexes only."""
+        conn = self._reader()
+        now = self.clock.now()
+        counts = self.counts()
+        conn.execute("BEGIN")
+        try:
+            oldest = conn.execute(
+                "SELECT min(m) FROM (SELECT min(created_at) AS m FROM tasks "
+                "WHERE state = 'queued' AND band = 0 UNION ALL SELECT min(created_at) FROM "
+                "tasks WHERE state = 'queued' AND band = 1)").fetchone()[0]
+            hard = conn.execute("SELECT count(*) FROM tasks WHERE state = 'queued' AND band = 1"
+                                ).fetchone()[0]
+            busy = {r[0]: int(r[1]) for r in conn.execute(
+                "SELECT s.name, count(*) FROM tasks t JOIN shops s ON s.id = t.shop_id "
+                "WHERE t.state = 'running' GROUP BY s.name")}
+            top = conn.execute("SELECT prio_key FROM tasks WHERE state = 'queued' "
+                               "ORDER BY band DESC, prio_key DESC, id LIMIT 1").fetchone()
+            bottom = conn.execute("SELECT prio_key FROM tasks WHERE state = 'queued' "
+                                  "ORDER BY band, prio_key, id DESC LIMIT 1").fetchone()
+        finally:
+            conn.execute("COMMIT")
+        return QueueStatus(
+            at=now, counts=counts, queued=counts.get("queued", 0),
+            max_backlog=self._q.max_backlog,
+            oldest_wait_s=max(0.0, now - oldest) if oldest is not None else 0.0,
+            hard_aged=int(hard), busy_shops=busy,
+            top_score=score_from_key(top[0], now, self._aging_per_s) if top else None,
+            bottom_score=score_from_key(bottom[0], now, self._aging_per_s) if bottom else None)
+
+    def integrity_check(self) -> str:
+        return str(self._reader().execute("PRAGMA integrity_check").fetchone()[0])

@@ -1,0 +1,135 @@
+"""The one writer thread: owns the write connection and commits groups of changes together.
+
+Callers hand it an operation (a function of the connection) and get a
+``concurrent.futures.Future``; async callers await it with ``asyncio.wrap_future`` and never
+block their loop. The thread takes every operation waiting at that moment (up to
+``group_commit_max``), runs each inside its own SAVEPOINT — a failing operation rolls back alone
+and its caller gets the exception — and commits them all with one ``COMMIT``: one fsync for the
+group, which is what keeps ``synchronous=FULL`` fast under concurrency. A future resolves only
+after the commit, so an acknowledged change is on disk.
+"""
+
+from __future__ import annotations
+
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+from ..errors import StoreClosed
+
+T = TypeVar("T")
+Op = Callable[[sqlite3.Connection], Any]
+_STOP = object()
+
+
+class Writer:
+    """Serialises every write of one store onto one thread and connection."""
+
+    def __init__(self, connect: Callable[[], sqlite3.Connection], *, group_max: int,
+                 name: str = "shopfleet-writer") -> None:
+        self._connect = connect
+        self._group_max = group_max
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._closed = False
+        self._ready: Future[None] = Future()
+        self.commits = 0
+        self.ops = 0
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+        self._ready.result()  # surface connection errors to the opener
+
+    def submit(self, op: Callable[[sqlite3.Connection], T]) -> Future[T]:
+        """Queue ``op``; its future resolves after the transaction holding it has committed."""
+        fut: Future[T] = Future()
+        if self._closed:
+            fut.set_exception(StoreClosed("the store is closed"))
+            return fut
+        self._queue.put((op, fut))
+        return fut
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Commit what is queued, then stop the thread and close the connection."""
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(_STOP)
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        try:
+            conn = self._connect()
+        except BaseException as exc:
+            self._ready.set_exception(exc)
+            return
+        self._ready.set_result(None)
+        stopping = False
+        try:
+            while not stopping:
+                first = self._queue.get()
+                if first is _STOP:
+                    break
+                batch = [first]
+                while len(batch) < self._group_max:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is _STOP:
+                        stopping = True
+                        break
+                    batch.append(item)
+                self._run_batch(conn, batch)
+        finally:
+            # Anything still queued after the stop marker is refused, never silently dropped.
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not _STOP:
+                    item[1].set_exception(StoreClosed("the store was closed"))
+            conn.close()
+
+    def _run_batch(self, conn: sqlite3.Connection, batch: list[tuple[Op, Future[Any]]]) -> None:
+        live = [(op, fut) for op, fut in batch if fut.set_running_or_notify_cancel()]
+        if not live:
+            return
+        outcomes: list[tuple[Future[Any], bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            for _, fut in live:
+                fut.set_exception(exc)
+            return
+        try:
+            for op, fut in live:
+                conn.execute("SAVEPOINT op")
+                try:
+                    result = op(conn)
+                except BaseException as exc:
+                    conn.execute("ROLLBACK TO op")
+                    conn.execute("RELEASE op")
+                    outcomes.append((fut, False, exc))
+                else:
+                    conn.execute("RELEASE op")
+                    outcomes.append((fut, True, result))
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            for _, fut in live:
+                if not fut.done():
+                    fut.set_exception(exc)
+            return
+        self.commits += 1
+        self.ops += len(live)
+        for fut, ok, value in outcomes:
+            if ok:
+                fut.set_result(value)
+            else:
+                fut.set_exception(value)

@@ -1,0 +1,15 @@
+#!/usr/bin/env sh
+# Installs the system packages the tests need: Debian's chromium (Playwright's own browser
+# download does not work everywhere), xvfb for screenshot tests, redis-server for scale-out tests.
+# Only acts as root on Debian/Ubuntu; elsewhere it prints what to install.
+need=""
+command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need="$need chromium"
+command -v xvfb-run >/dev/null 2>&1 || need="$need xvfb"
+command -v redis-server >/dev/null 2>&1 || need="$need redis-server"
+[ -z "$need" ] && exit 0
+if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing system packages:$need"
+  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
+else
+  echo "NOTE: please install:$need (e.g. 'sudo apt-get install$need'); on Windows/macOS ShopFleet uses the installed Chrome or Edge." >&2
+fi

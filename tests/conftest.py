@@ -1,0 +1,53 @@
+"""Shared fixtures: a fake clock, stores on real SQLite files, demo shops."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.config import Settings
+from core.store import SqliteStore
+from core.testing import FakeClock
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+SHOPS = [("pdd-1", "pdd"), ("pdd-2", "pdd"), ("temu-1", "temu"), ("tiktok-1", "tiktok")]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory,
+                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never touch the real user data folder."""
+    monkeypatch.setenv("SHOPFLEET_HOME", str(tmp_path_factory.mktemp("home")))
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+StoreFactory = Callable[..., SqliteStore]
+
+
+@pytest.fixture
+def make_store(tmp_path: Path, clock: FakeClock) -> Iterator[StoreFactory]:
+    """Open a store on a fresh file with demo shops; keyword args override settings sections."""
+    opened: list[SqliteStore] = []
+
+    def make(*, shops: bool = True, name: str = "q.db", **sections: dict[str, Any]) -> SqliteStore:
+        settings = Settings().with_changes(**sections) if sections else Settings()
+        store = SqliteStore(tmp_path / name, settings=settings, clock=clock)
+        opened.append(store)
+        if shops:
+            for shop, platform in SHOPS:
+                store.add_shop(shop, platform=platform,
+                               base_url=f"http://{platform}.shopfleet.test/shop/{shop}")
+        return store
+
+    yield make
+    for s in opened:
+        s.close()

@@ -1,0 +1,64 @@
+"""The core/desktop boundary, checked by walking imports with ast (STYLE.md)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import core
+
+ROOT = Path(__file__).resolve().parents[2]
+QT = {"PySide6", "shiboken6", "qasync", "desktop", "PyQt5", "PyQt6"}
+DESKTOP_FORBIDDEN = {"sqlite3", "sqlite_utils", "playwright"}
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.lineno, node.module))
+    return out
+
+
+def test_core_never_imports_qt_or_desktop() -> None:
+    bad = [f"{p.relative_to(ROOT)}:{line} imports {mod}"
+           for p in sorted((ROOT / "core").rglob("*.py"))
+           for line, mod in _imports(p) if mod.split(".")[0] in QT]
+    assert bad == []
+
+
+def test_desktop_uses_core_only_through_its_facade() -> None:
+    bad = []
+    for p in sorted((ROOT / "desktop").rglob("*.py")):
+        for line, mod in _imports(p):
+            top = mod.split(".")[0]
+            if top in DESKTOP_FORBIDDEN or (top == "core" and mod != "core"):
+                bad.append(f"{p.relative_to(ROOT)}:{line} imports {mod}")
+    assert bad == []
+
+
+def test_the_walker_sees_a_violation(tmp_path: Path) -> None:
+    f = tmp_path / "x.py"
+    f.write_text("import os\nif True:\n    from PySide6.QtCore import QObject\n")
+    assert (3, "PySide6.QtCore") in _imports(f)
+
+
+PUBLIC = sorted(core.__all__)
+
+
+def test_public_names_are_pinned() -> None:
+    # Changing the facade is a decision: update this list in the same commit.
+    assert sorted([
+        "SYSTEM_CLOCK", "AsyncStore", "BacklogFull", "BrowserCrashed", "ClaimedTask", "Clock",
+        "ConfigError", "EnvironmentProblem", "InvalidInput", "LeaseLost", "NeedsHuman",
+        "PageChanged", "QueueStatus", "RateLimited", "Refused", "Settings", "ShopFleetError",
+        "ShopRecord", "SiteFailed", "SpecError", "SqliteStore", "StepTimeout", "StoreClosed",
+        "SystemClock", "TaskError", "TaskEvent", "TaskRecord", "TaskSpec", "TaskState",
+        "UnknownTask", "__version__", "load_settings", "new_owner_id", "parse_specs",
+        "settings_from_dict",
+    ]) == PUBLIC
+    for name in PUBLIC:
+        assert hasattr(core, name), name

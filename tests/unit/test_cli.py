@@ -1,0 +1,98 @@
+"""The shopfleet command: outputs, exit codes, errors on stderr."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.cli import main
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    path = str(tmp_path / "cli.db")
+    assert main(["shop", "add", "pdd-1", "--platform", "pdd", "--base-url",
+                 "http://pdd.shopfleet.test/shop/pdd-1", "--db", path]) == 0
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_submit_status_tasks_bump_cancel(db: str, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"type": "collect_data", "shop": "pdd-1", "flow": "collect_data"}\n'
+                 '{"type": "reply_customer", "shop": "pdd-1", "flow": "reply_customer", '
+                 '"key": "r1"}\n')
+    code, out, _ = run(capsys, "submit", str(f), "--db", db)
+    assert code == 0 and out.split() == ["1", "2"]
+    code, out, _ = run(capsys, "status", "--json", "--db", db)
+    st = json.loads(out)
+    assert st["queued"] == 2 and st["counts"]["queued"] == 2
+    code, out, _ = run(capsys, "tasks", "--state", "queued", "--json", "--db", db)
+    assert [t["id"] for t in json.loads(out)] == [2, 1]
+    code, out, _ = run(capsys, "bump", "1", "--to", "50", "--db", db)
+    assert code == 0 and "50.000" in out
+    code, out, _ = run(capsys, "tasks", "--state", "queued", "--json", "--db", db)
+    assert [t["id"] for t in json.loads(out)] == [1, 2]
+    code, out, _ = run(capsys, "cancel", "2", "--db", db)
+    assert code == 0 and "cancelled" in out
+    code, _, err = run(capsys, "cancel", "2", "--db", db)
+    assert code == 1 and "already cancelled" in err
+    code, out, _ = run(capsys, "task", "1", "--db", db)
+    assert "bumped" in out
+
+
+def test_bad_input_exits_2_with_the_field(db: str, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    f = tmp_path / "bad.json"
+    f.write_text('[{"type": "collect_data", "shop": "pdd-1", "flow": "x"},'
+                 ' {"type": "collect_data", "shop": "nope", "flow": "x"}]')
+    code, out, err = run(capsys, "submit", str(f), "--db", db)
+    assert code == 2 and out == ""
+    assert err.strip() == ("shopfleet: error: tasks[1].shop: no shop named 'nope' "
+                           "(add it with 'shopfleet shop add')")
+    code, _, err = run(capsys, "submit", str(f), "--json", "--db", db)
+    assert code == 2 and json.loads(err)["field"] == "tasks[1].shop"
+    code, out, _ = run(capsys, "status", "--json", "--db", db)
+    assert json.loads(out)["queued"] == 0     # nothing of the batch was written
+    code, _, err = run(capsys, "shop", "add", "x", "--platform", "pdd", "--base-url", "ftp://x",
+                       "--db", db)
+    assert code == 2 and "base_url" in err
+    code, _, err = run(capsys, "tasks", "--limit", "0", "--db", db)
+    assert code == 2 and "--limit" in err
+
+
+def test_full_backlog_exits_2(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[queue]\nmax_backlog = 1\nurgent_reserve = 0\n")
+    f = tmp_path / "t.json"
+    f.write_text('{"type": "collect_data", "shop": "pdd-1", "flow": "collect_data"}')
+    assert run(capsys, "submit", str(f), "--db", db, "--config", str(cfg))[0] == 0
+    code, _, err = run(capsys, "submit", str(f), "--db", db, "--config", str(cfg))
+    assert code == 2 and "queue full" in err
+
+
+def test_bad_config_exits_2_naming_the_key(db: str, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[queue]\nmax_backlogg = 5\n")
+    code, _, err = run(capsys, "status", "--db", db, "--config", str(cfg))
+    assert code == 2 and "queue.max_backlogg: unknown key" in err
+
+
+def test_console_script_runs(tmp_path: Path) -> None:
+    exe = Path(sys.executable).parent / "shopfleet"
+    proc = subprocess.run([str(exe), "shops", "--db", str(tmp_path / "s.db")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "no shops" in proc.stdout
