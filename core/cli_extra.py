@@ -18,4 +18,25 @@ def _demo(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=cmd_demo)
 
 
-REGISTRATIONS: list[Registration] = [_demo]
+def _doctor(sub: Any, common: argparse.ArgumentParser) -> None:
+    from .browser.discovery import _cmd_doctor
+
+    p = sub.add_parser("doctor", parents=[common],
+                       help="check which browser ShopFleet can drive, and what to fix if none")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(handler=lambda args, cli: _cmd_doctor(args))
+
+
+def _demo_site(sub: Any, common: argparse.ArgumentParser) -> None:
+    from .demosite import register_cli
+
+    register_cli(sub, common)
+
+
+def _schema(sub: Any, common: argparse.ArgumentParser) -> None:
+    from .flows.cli import register_cli
+
+    register_cli(sub, common)
+
+
+REGISTRATIONS: list[Registration] = [_demo, _doctor, _demo_site, _schema]

@@ -102,6 +102,10 @@ class PoolSettings(_Section):
     idle_retire_s: float = Field(300.0, gt=0)
     close_timeout_s: float = Field(5.0, gt=0)
     step_timeout_s: float = Field(30.0, gt=0)
+    contexts_per_browser: int = Field(1, ge=1, le=16)
+    """Task contexts one browser serves at once (slots = max_browsers × this)."""
+    prewarm_contexts: bool = False
+    """Prepare the next task's context while the current one runs (hides ~0.15 s per task)."""
 
     @model_validator(mode="after")
     def _warm_within_cap(self) -> PoolSettings:

@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+
+def _wake(fut: asyncio.Future[None]) -> None:
+    if not fut.done():  # it may have been cancelled since
+        fut.set_result(None)
 
 
 class FakeClock:
@@ -23,15 +30,19 @@ class FakeClock:
         """Move time forward and wake every sleeper whose time has come."""
         if seconds < 0:
             raise ValueError("time does not go backwards")
-        self._now += seconds
+        self._move_to(self._now + seconds)
+
+    def set(self, when: float) -> None:
+        """Move time forward to exactly ``when`` (no float drift from adding differences)."""
+        self._move_to(max(self._now, when))
+
+    def _move_to(self, when: float) -> None:
+        self._now = when
         due = [s for s in self._sleepers if s[0] <= self._now]
         self._sleepers = [s for s in self._sleepers if s[0] > self._now]
         for _, fut in due:
             if not fut.done():
-                fut.get_loop().call_soon_threadsafe(fut.set_result, None)
-
-    def set(self, when: float) -> None:
-        self.advance(max(0.0, when - self._now))
+                fut.get_loop().call_soon_threadsafe(_wake, fut)
 
     async def sleep(self, seconds: float) -> None:
         if seconds <= 0:
@@ -41,7 +52,104 @@ class FakeClock:
         self._sleepers.append((self._now + seconds, fut))
         await fut
 
+    def next_wakeup(self) -> float | None:
+        """When the earliest sleeper wakes, or ``None`` if nobody sleeps on this clock."""
+        live = [when for when, f in self._sleepers if not f.done()]
+        return min(live) if live else None
+
     @property
     def sleepers(self) -> int:
         """How many coroutines are sleeping on this clock (lets tests wait for quiescence)."""
         return sum(1 for _, f in self._sleepers if not f.done())
+
+
+async def drive[T](clock: FakeClock, aw: Awaitable[T], *, max_steps: int = 1_000_000) -> T:
+    """Run ``aw`` to completion, advancing the fake clock whenever every coroutine sleeps on it.
+
+    Lets a test run an hour of gate or breaker behaviour instantly. Only for code that waits on
+    the clock alone (no threads): the clock jumps as soon as the loop has nothing else to do.
+    """
+    task = asyncio.ensure_future(aw)
+    steps = 0
+    while not task.done():
+        for _ in range(5):
+            await asyncio.sleep(0)
+            if task.done():
+                break
+        if task.done():
+            break
+        due = clock.next_wakeup()
+        if due is None:
+            await asyncio.sleep(0.001)
+        else:
+            clock.set(due)
+        steps += 1
+        if steps > max_steps:
+            task.cancel()
+            raise RuntimeError("drive: too many steps")
+    return task.result()
+
+
+class FakeExecutor:
+    """A scripted executor for engine tests: a task's ``params`` say what happens.
+
+    ``params["fake"]``: ``ok`` (default), ``site_failed``, ``page_changed``, ``needs_human``,
+    ``crash``, ``rate_limited:SECONDS``; ``params["requests"]``: gate tokens taken (default 1);
+    ``params["steps"]``: steps of ``params["step_s"]`` real seconds each, yielding between them
+    when asked (default 1 step, 0 s). Records the start order and per-shop concurrency.
+    """
+
+    def __init__(self) -> None:
+        self.started: list[int] = []
+        self.running_by_shop: dict[str, int] = {}
+        self.max_by_shop: dict[str, int] = {}
+        self.live = 0
+        self.max_live = 0
+        self.yielded: list[int] = []
+
+    async def start(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    def resources(self) -> dict[str, int]:
+        return {"browsers": 0, "contexts": self.live}
+
+    async def execute(self, task: Any, ctl: Any) -> Any:
+        from .engine import Outcome
+        from .errors import BrowserCrashed, NeedsHuman, PageChanged, RateLimited, SiteFailed
+
+        self.started.append(task.id)
+        shop = task.shop
+        self.running_by_shop[shop] = self.running_by_shop.get(shop, 0) + 1
+        self.max_by_shop[shop] = max(self.max_by_shop.get(shop, 0), self.running_by_shop[shop])
+        self.live += 1
+        self.max_live = max(self.max_live, self.live)
+        try:
+            p = task.params
+            for _ in range(int(p.get("requests", 1))):
+                await ctl.gate()
+            steps = int(p.get("steps", 1))
+            start = int((ctl.last_checkpoint or {}).get("next_step", 0))
+            for i in range(start, steps):
+                if ctl.should_yield():
+                    self.yielded.append(task.id)
+                    return Outcome("yielded", checkpoint={"next_step": i})
+                await asyncio.sleep(float(p.get("step_s", 0)))
+                await ctl.checkpoint({"next_step": i + 1})
+            kind, _, arg = str(p.get("fake", "ok")).partition(":")
+            errors: dict[str, Callable[[], Exception]] = {
+                "site_failed": lambda: SiteFailed("HTTP 503 from the site"),
+                "page_changed": lambda: PageChanged("locator #submit-btn matched nothing"),
+                "needs_human": lambda: NeedsHuman("CAPTCHA on the page"),
+                "crash": lambda: BrowserCrashed("the renderer crashed"),
+                "rate_limited": lambda: RateLimited("HTTP 429", retry_after_s=float(arg or 30),
+                                                    domain=task.domain),
+            }
+            if kind in errors:
+                raise errors[kind]()
+            return Outcome("done", {"shop": shop})
+        finally:
+            self.running_by_shop[shop] -= 1
+            self.live -= 1

@@ -33,7 +33,7 @@ from ..errors import (
     SpecError,
     UnknownTask,
 )
-from ..priority import index_key, score_at, score_from_key, static_points
+from ..priority import KEY_EPOCH, KEY_SCALE, index_key, score_at, score_from_key, static_points
 from ..specs import TaskSpec
 from ..urgency import estimator_for
 from .records import (
@@ -535,6 +535,44 @@ class SqliteStore:
             flow=spec.get("flow"), params=spec.get("params", {}), steps=spec.get("steps"),
             checkpoint=json.loads(row[8]) if row[8] else None)
 
+    def claim_many_op(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
+                      probe_domains: Iterable[str] = (), lease_s: float | None = None
+                      ) -> Callable[[sqlite3.Connection], list[ClaimedTask]]:
+        """Claim up to ``limit`` tasks in one transaction (one commit for a whole round).
+
+        A domain in ``probe_domains`` (a half-open breaker) gives at most one task.
+        """
+        ex = set(exclude_domains)
+        probes = set(probe_domains)
+
+        def op(conn: sqlite3.Connection) -> list[ClaimedTask]:
+            out: list[ClaimedTask] = []
+            for _ in range(limit):
+                t = self._op_claim(conn, owner, frozenset(ex), lease_s)
+                if t is None:
+                    break
+                out.append(t)
+                if t.domain in probes:
+                    ex.add(t.domain)
+            return out
+        return op
+
+    def renew_leases_op(self, owner: str, task_ids: Sequence[int], *,
+                        lease_s: float | None = None) -> Callable[[sqlite3.Connection], list[int]]:
+        """Extend the leases of ``task_ids``; the op returns the ids this owner lost."""
+        ids = list(task_ids)
+
+        def op(conn: sqlite3.Connection) -> list[int]:
+            until = self.clock.now() + (lease_s if lease_s is not None else self._q.lease_s)
+            lost = []
+            for tid in ids:
+                cur = conn.execute("UPDATE tasks SET lease_until = ? WHERE id = ? AND "
+                                   "state = 'running' AND lease_owner = ?", (until, tid, owner))
+                if cur.rowcount == 0:
+                    lost.append(tid)
+            return lost
+        return op
+
     def _pick(self, conn: sqlite3.Connection, now: float, exclude: frozenset[str]) -> int | None:
         """The id of the best eligible queued task.
 
@@ -873,6 +911,62 @@ class SqliteStore:
             hard_aged=int(hard), busy_shops=busy,
             top_score=score_from_key(top[0], now, self._aging_per_s) if top else None,
             bottom_score=score_from_key(bottom[0], now, self._aging_per_s) if bottom else None)
+
+    def queue_bands(self, *, urgent_at: float, low_below: float) -> dict[str, int]:
+        """Queued tasks by priority band now: hard-aged, urgent (score ≥ ``urgent_at``),
+        normal, low (score < ``low_below``). Counts index ranges; run it off the loop."""
+        now = self.clock.now()
+        shift = round((now - KEY_EPOCH) * self._aging_per_s * KEY_SCALE)
+        hi = round(urgent_at * KEY_SCALE) - shift
+        lo = round(low_below * KEY_SCALE) - shift
+        conn = self._reader()
+        conn.execute("BEGIN")
+        try:
+            q = "SELECT count(*) FROM tasks WHERE state = 'queued' AND band = ?"
+            hard = conn.execute(q, (1,)).fetchone()[0]
+            urgent = conn.execute(q + " AND prio_key >= ?", (0, hi)).fetchone()[0]
+            low = conn.execute(q + " AND prio_key < ?", (0, lo)).fetchone()[0]
+            total0 = conn.execute(q, (0,)).fetchone()[0]
+        finally:
+            conn.execute("COMMIT")
+        return {"hard_aged": int(hard), "urgent": int(urgent), "low": int(low),
+                "normal": int(total0 - urgent - low)}
+
+    def record_minute(self, minute: int, data: dict[str, Any], *, keep_days: float = 14.0,
+                      snapshot: dict[str, Any] | None = None) -> None:
+        """Keep one row of metrics per minute (older than ``keep_days`` are dropped)."""
+        text = json.dumps(data, ensure_ascii=False, default=str)
+        snap = json.dumps(snapshot, ensure_ascii=False, default=str) if snapshot else None
+
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT INTO metrics_minutes (minute, data) VALUES (?, ?) "
+                         "ON CONFLICT (minute) DO UPDATE SET data = excluded.data",
+                         (minute, text))
+            conn.execute("DELETE FROM metrics_minutes WHERE minute < ?",
+                         (minute - int(keep_days * 1440),))
+            if snap is not None:
+                self._set_meta(conn, "engine_snapshot", snap)
+        self._call(op)
+
+    def metrics_history(self, *, since_minute: int = 0, limit: int = 1440
+                        ) -> list[tuple[int, dict[str, Any]]]:
+        rows = self._reader().execute(
+            "SELECT minute, data FROM metrics_minutes WHERE minute >= ? ORDER BY minute DESC "
+            "LIMIT ?", (since_minute, limit)).fetchall()
+        return [(int(m), json.loads(d)) for m, d in reversed(rows)]
+
+    def set_meta(self, name: str, value: str) -> None:
+        self._call(lambda c: self._set_meta(c, name, value))
+
+    @staticmethod
+    def _set_meta(conn: sqlite3.Connection, name: str, value: str) -> None:
+        conn.execute("INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) "
+                     "DO UPDATE SET value = excluded.value", (name, value))
+
+    def meta(self, name: str) -> str | None:
+        row = self._reader().execute("SELECT value FROM meta WHERE name = ?",
+                                     (name,)).fetchone()
+        return str(row[0]) if row else None
 
     def integrity_check(self) -> str:
         return str(self._reader().execute("PRAGMA integrity_check").fetchone()[0])

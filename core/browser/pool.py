@@ -1,0 +1,973 @@
+"""The browser pool: a cap on live browsers, warm-up, recycling, and one fresh context per task.
+
+::
+
+    async with BrowserPool(settings.pool, settings.browser, sessions=store) as pool:
+        async with pool.task_context("shop-7") as tc:
+            await tc.page.goto(...)          # the shop's saved session is already loaded
+
+A task gets a fresh browser *context* (cookies, storage, cache of its own) in one of the pool's
+browsers, loaded with its shop's saved session; when the task ends, whatever happened, the
+session is saved back (encrypted) and the context closed. Browsers are the expensive part:
+
+* at most ``max_browsers`` live at once, ``contexts_per_browser`` task contexts in each
+  (:attr:`BrowserPool.capacity` is the product); ``warm`` of them start before work arrives;
+* a browser is retired after ``tasks_per_browser`` tasks (bounds leaks in long-lived Chromium)
+  or after ``idle_retire_s`` without work, while more than ``warm`` are alive;
+* a browser that dies (crash, killed, OOM) is noticed through its ``disconnected`` event, a
+  renderer crash through the page's ``crash`` event; the task using it gets
+  :class:`~core.errors.BrowserCrashed` and the next task gets a new browser;
+* every close has a timeout (``close_timeout_s``) and escalates: context, then browser, then the
+  Playwright driver, then killing the browser's process tree. :meth:`BrowserPool.close` leaves
+  no browser process and no temporary profile folder behind.
+
+**Spare contexts** (``prewarm_contexts=True``). Measured on Chromium 156 (2 cores):
+``new_context()`` alone takes ~5 ms but its first page ~150 ms, and a context created with a
+storage state that holds local storage ~380 ms (Playwright opens a hidden page per origin). A
+storage state can only be passed when a context is created, so a spare context made ahead of
+time starts blank. The pool therefore keeps one spare context *with its page* per browser and
+loads a session into it when it is handed out: cookies via ``context.add_cookies`` (~4 ms) and
+local storage by visiting each origin on the spare page with every request fulfilled locally
+and writing the items (~110 ms for one origin). The price: an extra renderer per browser (tens
+of MB) that is made in the background while other tasks run, and a session applied that way
+lacks nothing Playwright's own loader sets except IndexedDB (neither loader restores
+sessionStorage). Off by default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, Self
+
+from ..clock import SYSTEM_CLOCK, Clock
+from ..config import BrowserSettings, PoolSettings
+from ..errors import BrowserCrashed, EnvironmentProblem, Refused, ShopFleetError
+from ..vault import Vault
+from .discovery import BrowserChoice, discover, launch_args, running_as_root
+
+log = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------- the protocol
+
+
+class ContextHandle(Protocol):
+    """One browser context, as the pool needs it."""
+
+    @property
+    def native(self) -> Any:
+        """The library's own context object (Playwright's ``BrowserContext``), for flows."""
+        ...
+
+    async def new_page(self) -> Any:
+        """A new page (Playwright ``Page``-like: ``goto``, ``close``, ``on``...)."""
+        ...
+
+    async def storage_state(self) -> dict[str, Any]:
+        """Cookies and local storage, in Playwright's storage-state shape."""
+        ...
+
+    async def apply_storage_state(self, state: dict[str, Any], page: Any) -> None:
+        """Load a saved session into this already made context, using ``page`` if needed."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class BrowserHandle(Protocol):
+    """One browser process."""
+
+    @property
+    def pid(self) -> int | None:
+        """The browser's main process id, when known."""
+        ...
+
+    def is_connected(self) -> bool: ...
+
+    def on_disconnect(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (once, on the event loop) when the browser goes away."""
+        ...
+
+    async def new_context(self, storage_state: dict[str, Any] | None) -> ContextHandle: ...
+
+    async def close(self) -> None:
+        """Close politely (may hang: the pool times it out)."""
+        ...
+
+    async def kill(self) -> None:
+        """Last resort: kill the process tree and remove its temporary profile. Idempotent."""
+        ...
+
+
+class Launcher(Protocol):
+    """Starts browsers. ``start`` once before any ``launch``; ``stop`` (or ``kill``) at the end."""
+
+    async def start(self) -> None: ...
+
+    async def launch(self) -> BrowserHandle: ...
+
+    async def stop(self) -> None:
+        """Stop the driver (takes any browser still alive down with it; may hang)."""
+        ...
+
+    async def kill(self) -> None:
+        """Last resort after a ``stop`` that hung: kill the driver and every browser."""
+        ...
+
+
+# --------------------------------------------------------------------------- playwright
+
+
+def _kill_tree(pid: int, created: float | None, timeout_s: float) -> None:
+    """Kill a process and its children (blocking; run it in a thread).
+
+    ``created`` is the process's start time when it was found: a pid the OS has since given
+    to another process is left alone.
+    """
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover - psutil is a dependency
+        return
+    try:
+        root = psutil.Process(pid)
+        if created is not None and abs(root.create_time() - created) > 0.01:
+            return
+        procs = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            p.kill()
+    psutil.wait_procs(procs, timeout=timeout_s)
+
+
+def _process_gone(pid: int | None, created: float | None) -> bool:
+    """True when we know the process has exited (or is a zombie waiting to be reaped)."""
+    if pid is None:
+        return False
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover
+        return False
+    try:
+        p = psutil.Process(pid)
+        if created is not None and abs(p.create_time() - created) > 0.01:
+            return True
+        return bool(p.status() == psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.Error:
+        return False
+
+
+def _find_browser_process(marker: str) -> tuple[int | None, float | None, str | None]:
+    """(pid, start time, user-data-dir) of our child browser whose command line has ``marker``."""
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover
+        return None, None, None
+    try:
+        children = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return None, None, None
+    for p in children:
+        try:
+            cmd = p.cmdline()
+        except psutil.Error:
+            continue
+        if marker in cmd and not any(a.startswith("--type=") for a in cmd):
+            profile = next((a.split("=", 1)[1] for a in cmd
+                            if a.startswith("--user-data-dir=")), None)
+            try:
+                created: float | None = p.create_time()
+            except psutil.Error:
+                created = None
+            return p.pid, created, profile
+    return None, None, None
+
+
+class PlaywrightContext:
+    """:class:`ContextHandle` over a Playwright ``BrowserContext``."""
+
+    def __init__(self, context: Any) -> None:
+        self._ctx = context
+
+    @property
+    def native(self) -> Any:
+        return self._ctx
+
+    async def new_page(self) -> Any:
+        return await self._ctx.new_page()
+
+    async def storage_state(self) -> dict[str, Any]:
+        return dict(await self._ctx.storage_state())
+
+    async def apply_storage_state(self, state: dict[str, Any], page: Any) -> None:
+        cookies = state.get("cookies") or []
+        if cookies:
+            await self._ctx.add_cookies(cookies)
+        origins = [o for o in state.get("origins", []) if o.get("localStorage")]
+        if not origins:
+            return
+
+        async def blank(route: Any) -> None:
+            # Never reach the site: local storage only needs a document of the right origin.
+            await route.fulfill(status=200, content_type="text/html", body="<html></html>")
+
+        await page.route("**/*", blank)
+        try:
+            for o in origins:
+                await page.goto(o["origin"])
+                await page.evaluate(
+                    "items => { for (const i of items) localStorage.setItem(i.name, i.value); }",
+                    o["localStorage"])
+        finally:
+            await page.unroute("**/*", blank)
+        await page.goto("about:blank")
+
+    async def close(self) -> None:
+        await self._ctx.close()
+
+
+class PlaywrightBrowser:
+    """:class:`BrowserHandle` over a Playwright ``Browser`` launched by us."""
+
+    def __init__(self, browser: Any, pid: int | None, profile_dir: str | None,
+                 kill_timeout_s: float, *, created: float | None = None) -> None:
+        self._browser = browser
+        self._pid = pid
+        self._created = created
+        self._profile_dir = profile_dir
+        self._kill_timeout_s = kill_timeout_s
+
+    @property
+    def pid(self) -> int | None:
+        return self._pid
+
+    @property
+    def profile_dir(self) -> str | None:
+        """The temporary profile folder Playwright made for this browser."""
+        return self._profile_dir
+
+    def is_connected(self) -> bool:
+        # The process check covers the moment between a kill and Playwright noticing it, when
+        # a task's call has already failed but ``disconnected`` has not been delivered yet.
+        return bool(self._browser.is_connected()) and not _process_gone(self._pid, self._created)
+
+    def on_disconnect(self, callback: Callable[[], None]) -> None:
+        self._browser.on("disconnected", lambda _b: callback())
+
+    async def new_context(self, storage_state: dict[str, Any] | None) -> PlaywrightContext:
+        ctx = await self._browser.new_context(storage_state=storage_state)
+        return PlaywrightContext(ctx)
+
+    async def close(self) -> None:
+        await self._browser.close()
+
+    async def kill(self) -> None:
+        if self._pid is not None:
+            await asyncio.to_thread(_kill_tree, self._pid, self._created, self._kill_timeout_s)
+        if self._profile_dir and os.path.isdir(self._profile_dir):
+            # Playwright removes it on a clean close; after a kill it may be left behind.
+            await asyncio.to_thread(shutil.rmtree, self._profile_dir, True)
+
+
+class PlaywrightLauncher:
+    """Launches Chromium-family browsers through one Playwright driver.
+
+    Args:
+        browser: the ``[browser]`` settings (path, channel, headless, extra flags).
+        choice: the browser to drive; None discovers one at :meth:`start`.
+    """
+
+    def __init__(self, browser: BrowserSettings, *, choice: BrowserChoice | None = None,
+                 kill_timeout_s: float = 5.0) -> None:
+        self._settings = browser
+        self.choice = choice
+        self._kill_timeout_s = kill_timeout_s
+        self._pw: Any = None
+        self._driver_pid: int | None = None
+        self._driver_created: float | None = None
+        self._driver_proc: Any = None
+
+    async def start(self) -> None:
+        if self._pw is not None:
+            return
+        if self.choice is None:
+            # Discovery runs `<exe> --version`: keep it off the event loop.
+            self.choice = await asyncio.to_thread(discover, self._settings)
+        from playwright.async_api import async_playwright
+
+        manager = async_playwright()
+        self._pw = await manager.start()
+        # Private, but the only handle on the driver process for the last-resort kill.
+        with contextlib.suppress(Exception):
+            proc = manager._client._transport._proc  # type: ignore[union-attr]
+            self._driver_proc = proc
+            self._driver_pid = int(proc.pid)
+            import psutil
+
+            self._driver_created = psutil.Process(self._driver_pid).create_time()
+
+    async def launch(self) -> PlaywrightBrowser:
+        if self._pw is None or self.choice is None:
+            raise RuntimeError("PlaywrightLauncher.start() was not called")
+        from playwright.async_api import Error as PlaywrightError
+
+        # A marker flag Chromium ignores, to find this browser's process (and profile folder)
+        # among our children without guessing from timing.
+        marker = f"--shopfleet-browser={uuid.uuid4().hex}"
+        args = [*launch_args(self._settings, as_root=running_as_root()), marker]
+        kwargs: dict[str, Any] = {"headless": self._settings.headless, "args": args}
+        if self.choice.executable_path:
+            kwargs["executable_path"] = self.choice.executable_path
+        if self.choice.channel:
+            kwargs["channel"] = self.choice.channel
+        try:
+            browser = await self._pw.chromium.launch(**kwargs)
+        except PlaywrightError as exc:
+            first = (exc.message or str(exc)).strip().splitlines()[0]
+            raise EnvironmentProblem(
+                f"could not start {self.choice.describe()}: {first}. "
+                "Run `shopfleet doctor` to check the browser.") from None
+        pid, created, profile = await asyncio.to_thread(_find_browser_process, marker)
+        return PlaywrightBrowser(browser, pid, profile, self._kill_timeout_s, created=created)
+
+    async def stop(self) -> None:
+        if self._pw is not None:
+            pw, self._pw = self._pw, None
+            await pw.stop()
+
+    async def kill(self) -> None:
+        self._pw = None
+        if self._driver_pid is not None:
+            await asyncio.to_thread(
+                _kill_tree, self._driver_pid, self._driver_created, self._kill_timeout_s)
+        proc, self._driver_proc = self._driver_proc, None
+        if proc is not None:
+            # Reap it and close its pipes: the stop() that would have done so was abandoned.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(proc.wait(), self._kill_timeout_s)
+            with contextlib.suppress(Exception):
+                proc._transport.close()
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+class SessionStore:
+    """Shops' saved browser sessions, one encrypted file per shop.
+
+    A session that cannot be read back (the vault key changed, a damaged file) is logged and
+    treated as absent: the shop's flow logs in again and the next save replaces it.
+    """
+
+    def __init__(self, directory: Path, vault: Vault) -> None:
+        self.directory = Path(directory)
+        self._vault = vault
+
+    def path_for(self, shop: str) -> Path:
+        """The file of a shop's session (a readable stem plus a hash: any shop name is safe)."""
+        stem = re.sub(r"[^A-Za-z0-9_-]+", "_", shop)[:40] or "shop"
+        digest = hashlib.sha256(shop.encode("utf-8")).hexdigest()[:12]
+        return self.directory / f"{stem}-{digest}.session"
+
+    async def load(self, shop: str) -> dict[str, Any] | None:
+        """The shop's saved storage state, or None."""
+        return await asyncio.to_thread(self._load, shop)
+
+    async def save(self, shop: str, state: dict[str, Any]) -> None:
+        """Save (replace) the shop's storage state, encrypted, atomically."""
+        await asyncio.to_thread(self._save, shop, state)
+
+    def _load(self, shop: str) -> dict[str, Any] | None:
+        path = self.path_for(shop)
+        try:
+            token = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        try:
+            data = json.loads(self._vault.decrypt(token))
+        except (ShopFleetError, ValueError) as exc:
+            log.warning("saved session of shop %r is unreadable, starting without it: %s",
+                        shop, exc)
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _save(self, shop: str, state: dict[str, Any]) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        token = self._vault.encrypt(json.dumps(state, separators=(",", ":")).encode("utf-8"))
+        path = self.path_for(shop)
+        fd, tmp = tempfile.mkstemp(prefix=".session-", suffix=".tmp", dir=self.directory)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(token)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+# --------------------------------------------------------------------------- the pool
+
+
+@dataclass(frozen=True)
+class PoolStats:
+    """A snapshot of the pool.
+
+    Attributes:
+        browsers_alive: browsers running now (including ones draining before retirement).
+        contexts_alive: contexts open now (task contexts and spares).
+        launched: browsers started since the pool opened.
+        retired: browsers closed on purpose (task count, idle, wedged).
+        crashed: browsers that went away on their own.
+        tasks_served: task contexts handed out and finished, whatever their outcome.
+    """
+
+    browsers_alive: int
+    contexts_alive: int
+    launched: int
+    retired: int
+    crashed: int
+    tasks_served: int
+
+
+@dataclass(eq=False)
+class _Browser:
+    id: int
+    handle: BrowserHandle
+    last_used: float
+    open: int = 0
+    tasks: int = 0
+    retiring: bool = False
+    closing: bool = False
+    dead: bool = False
+    task_contexts: set[TaskContext] = field(default_factory=set)
+    spare: tuple[ContextHandle, Any] | None = None
+    spare_task: asyncio.Task[None] | None = None
+
+    @property
+    def usable(self) -> bool:
+        return not (self.retiring or self.closing or self.dead)
+
+
+class TaskContext:
+    """What a task holds inside :meth:`BrowserPool.task_context`.
+
+    Attributes:
+        shop: the shop this context belongs to.
+        page: a fresh page in the fresh context.
+        context: the library's context object (Playwright ``BrowserContext``).
+        browser_id: which pool browser it runs in (for logs and events).
+    """
+
+    def __init__(self, shop: str, handle: ContextHandle, page: Any, browser_id: int) -> None:
+        self.shop = shop
+        self.page = page
+        self.context = handle.native
+        self.browser_id = browser_id
+        self._handle = handle
+        self.crash_reason: str | None = None
+
+    def _mark_crashed(self, reason: str) -> None:
+        if self.crash_reason is None:
+            self.crash_reason = reason
+
+
+class BrowserPool:
+    """Live browsers under a cap, and one fresh context per task. An async context manager.
+
+    Args:
+        pool: the ``[pool]`` settings.
+        browser: the ``[browser]`` settings (used by the default Playwright launcher).
+        launcher: what starts browsers (default: :class:`PlaywrightLauncher`).
+        sessions: where shops' sessions are loaded from and saved to (None: not kept).
+        clock: time for idle retirement.
+        contexts_per_browser: task contexts one browser may hold at once (default: the
+            settings' ``contexts_per_browser`` if present, else 1).
+        prewarm_contexts: keep a spare context ready in each browser (see the module doc;
+            default: the settings' ``prewarm_contexts`` if present, else off).
+    """
+
+    def __init__(self, pool: PoolSettings, browser: BrowserSettings, *,
+                 launcher: Launcher | None = None, sessions: SessionStore | None = None,
+                 clock: Clock = SYSTEM_CLOCK, contexts_per_browser: int | None = None,
+                 prewarm_contexts: bool | None = None) -> None:
+        # Until PoolSettings carries these two keys, they come from the keywords (default 1
+        # and off); once it does, the settings are the default and a keyword still wins.
+        if contexts_per_browser is None:
+            contexts_per_browser = int(getattr(pool, "contexts_per_browser", 1))
+        if prewarm_contexts is None:
+            prewarm_contexts = bool(getattr(pool, "prewarm_contexts", False))
+        if contexts_per_browser < 1:
+            raise ValueError("contexts_per_browser must be at least 1")
+        self._cfg = pool
+        self._launcher: Launcher = launcher or PlaywrightLauncher(
+            browser, kill_timeout_s=pool.close_timeout_s)
+        self._sessions = sessions
+        self._clock = clock
+        self.contexts_per_browser = contexts_per_browser
+        self.prewarm_contexts = prewarm_contexts
+        self._browsers: list[_Browser] = []
+        self._launching = 0
+        self._ids = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._background: set[asyncio.Task[Any]] = set()
+        self._janitor: asyncio.Task[None] | None = None
+        self._started = False
+        self._closing = False
+        self._closed = False
+        self._launched = 0
+        self._retired = 0
+        self._crashed = 0
+        self._served = 0
+        self._spares_alive = 0
+
+    # ----------------------------------------------------------------- lifecycle
+
+    @property
+    def capacity(self) -> int:
+        """How many task contexts may be open at once."""
+        return self._cfg.max_browsers * self.contexts_per_browser
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Start the driver and ``warm`` browsers; they are ready when this returns.
+
+        Raises:
+            EnvironmentProblem: no browser could be started.
+        """
+        if self._started:
+            return
+        self._started = True
+        try:
+            await self._launcher.start()
+            self._launching += self._cfg.warm
+            launches = [self._launch() for _ in range(self._cfg.warm)]
+            results = await asyncio.gather(*launches, return_exceptions=True)
+            for r in results:
+                if isinstance(r, BaseException):
+                    raise r
+        except BaseException:
+            await self.close()
+            raise
+        self._janitor = asyncio.create_task(self._janitor_loop(), name="pool-janitor")
+        self._janitor.add_done_callback(self._janitor_done)
+
+    async def close(self) -> None:
+        """Close everything; no browser process or temporary profile is left behind.
+
+        Escalates per browser: contexts, then the browser, then the driver, then killing the
+        process tree; each step waits at most ``close_timeout_s``.
+        """
+        if self._closed:
+            return
+        self._closing = True
+        self._wake()
+        t = self._cfg.close_timeout_s
+        if self._janitor is not None:
+            self._janitor.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._janitor
+        # Finishing task contexts (saving sessions) get their chance first.
+        pending = [b for b in self._background if not b.done()]
+        if pending:
+            _, late = await asyncio.wait(pending, timeout=2 * t)
+            for task in late:
+                task.cancel()
+            if late:
+                await asyncio.wait(late)
+        browsers = list(self._browsers)
+        for b in browsers:
+            b.closing = True
+        stuck = await asyncio.gather(*(self._close_politely(b) for b in browsers))
+        if not await self._timed(self._launcher.stop(), t, "stopping the browser driver"):
+            await self._timed(self._launcher.kill(), t, "killing the browser driver")
+        # Kill is idempotent: it also reaps what a polite close left (temp profiles).
+        await asyncio.gather(*(self._timed(b.handle.kill(), t, f"killing browser {b.id}")
+                               for b in browsers))
+        for b, was_stuck in zip(browsers, stuck, strict=True):
+            if was_stuck:
+                log.warning("browser %s did not close within %.1fs and was killed", b.id, t)
+            self._forget(b)
+        self._closed = True
+
+    # ----------------------------------------------------------------- tasks
+
+    @contextlib.asynccontextmanager
+    async def task_context(self, shop: str) -> AsyncIterator[TaskContext]:
+        """A fresh context and page for one task of ``shop``, with its saved session.
+
+        On exit, whatever happened, the session is saved back and the context closed.
+
+        Raises:
+            BrowserCrashed: the browser or the page's renderer died while the task held it
+                (raised from the task's own error, if any).
+            Refused: the pool is closing.
+            EnvironmentProblem: no browser could be started.
+        """
+        if not self._started or self._closing:
+            raise Refused("the browser pool is not running")
+        state = await self._sessions.load(shop) if self._sessions else None
+        browser = await self._acquire()
+        try:
+            tc = await self._open(browser, shop, state)
+        except BaseException:
+            browser.open -= 1
+            self._after_release(browser)
+            raise
+        try:
+            yield tc
+        except Exception as exc:
+            reason = self._crash_reason(browser, tc)
+            await self._finish_shielded(browser, tc)
+            if reason is not None:
+                raise BrowserCrashed(f"{reason} during the task of shop {shop!r}") from exc
+            raise
+        except BaseException:
+            await self._finish_shielded(browser, tc)
+            raise
+        reason = self._crash_reason(browser, tc)
+        await self._finish_shielded(browser, tc)
+        if reason is not None:
+            # The task's own code returned, but the browser went away under it: what it did
+            # cannot be trusted to have reached the site.
+            raise BrowserCrashed(f"{reason} during the task of shop {shop!r}")
+
+    def stats(self) -> PoolStats:
+        """A snapshot of browsers, contexts and counters."""
+        alive = [b for b in self._browsers if not b.dead]
+        return PoolStats(
+            browsers_alive=len(alive),
+            contexts_alive=sum(len(b.task_contexts) for b in alive) + self._spares_alive,
+            launched=self._launched,
+            retired=self._retired,
+            crashed=self._crashed,
+            tasks_served=self._served,
+        )
+
+    # ----------------------------------------------------------------- internals
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        task = asyncio.create_task(coro, name=name)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    def _wake(self) -> None:
+        while self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+
+    async def _timed(self, aw: Awaitable[Any], timeout_s: float, what: str) -> bool:
+        """Await with a timeout; False (logged) on timeout or error."""
+        try:
+            await asyncio.wait_for(aw, timeout_s)
+            return True
+        except TimeoutError:
+            log.warning("%s took longer than %.1fs", what, timeout_s)
+        except Exception as exc:
+            log.debug("%s failed: %s", what, exc)
+        return False
+
+    def _crash_reason(self, browser: _Browser, tc: TaskContext) -> str | None:
+        if tc.crash_reason is not None:
+            return tc.crash_reason
+        if browser.dead or not browser.handle.is_connected():
+            return "the browser closed unexpectedly (crashed or was killed)"
+        return None
+
+    async def _launch(self, *, reserve: bool = False) -> _Browser:
+        """Start a browser. The caller has already counted it in ``_launching``, in the same
+        step as it checked the cap: counting it here, after an ``await``, would let two
+        launches pass one free place."""
+        try:
+            handle = await self._launcher.launch()
+        finally:
+            self._launching -= 1
+        self._ids += 1
+        b = _Browser(self._ids, handle, last_used=self._clock.now())
+        if reserve:
+            b.open = 1
+            self._count_task(b)
+        self._launched += 1
+        self._browsers.append(b)
+        handle.on_disconnect(lambda: self._on_disconnect(b))
+        log.info("browser %s started (pid %s)", b.id, handle.pid)
+        if self._closing:
+            # Raced with close(): it only knows the browsers it saw; close this one too.
+            b.closing = True
+            self._spawn(self._retire(b, "the pool is closing", count=False), "pool-retire")
+        self._wake()
+        return b
+
+    def _count_task(self, b: _Browser) -> None:
+        b.tasks += 1
+        if b.tasks >= self._cfg.tasks_per_browser:
+            b.retiring = True
+
+    def _alive(self) -> list[_Browser]:
+        return [b for b in self._browsers if not b.dead]
+
+    async def _acquire(self) -> _Browser:
+        while True:
+            if self._closing:
+                raise Refused("the browser pool is closing")
+            usable = [b for b in self._browsers
+                      if b.usable and b.open < self.contexts_per_browser]
+            if usable:
+                # Fewest open contexts first (spread the load); then one with a spare ready.
+                b = min(usable, key=lambda x: (x.open, x.spare is None, x.id))
+                b.open += 1
+                self._count_task(b)
+                return b
+            if len(self._alive()) + self._launching < self._cfg.max_browsers:
+                self._launching += 1
+                return await self._launch(reserve=True)
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(fut)
+            try:
+                await fut
+            finally:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(fut)
+
+    async def _open(self, b: _Browser, shop: str, state: dict[str, Any] | None) -> TaskContext:
+        timeout = self._cfg.step_timeout_s
+        try:
+            spare = self._take_spare(b)
+            if spare is not None:
+                handle, page = spare
+                try:
+                    if state:
+                        await asyncio.wait_for(handle.apply_storage_state(state, page), timeout)
+                except BaseException:
+                    self._spawn(self._close_context(b, handle), "pool-close-spare")
+                    raise
+            else:
+                handle = await asyncio.wait_for(b.handle.new_context(state), timeout)
+                try:
+                    page = await asyncio.wait_for(handle.new_page(), timeout)
+                except BaseException:
+                    self._spawn(self._close_context(b, handle), "pool-close-context")
+                    raise
+        except TimeoutError:
+            self._retire_soon(b, "wedged: a context took too long to open")
+            raise BrowserCrashed(
+                f"browser {b.id} did not open a context within {timeout:g}s") from None
+        except (ShopFleetError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            if b.dead or not b.handle.is_connected():
+                raise BrowserCrashed(
+                    f"the browser closed unexpectedly while opening a context: {exc}") from exc
+            self._retire_soon(b, f"could not open a context: {exc}")
+            raise BrowserCrashed(f"browser {b.id} could not open a context: {exc}") from exc
+        tc = TaskContext(shop, handle, page, b.id)
+        page.on("crash", lambda *_: tc._mark_crashed("the page's renderer crashed"))
+        b.task_contexts.add(tc)
+        if b.dead:
+            tc._mark_crashed("the browser closed unexpectedly (crashed or was killed)")
+        return tc
+
+    async def _finish_shielded(self, b: _Browser, tc: TaskContext) -> None:
+        # Saving the session and closing the context must happen even when the task is
+        # cancelled (preempted); if it is, the finish goes on in the background.
+        await asyncio.shield(self._spawn(self._finish(b, tc), "pool-finish"))
+
+    async def _finish(self, b: _Browser, tc: TaskContext) -> None:
+        t = self._cfg.close_timeout_s
+        try:
+            if self._sessions is not None and self._crash_reason(b, tc) is None:
+                try:
+                    state = await asyncio.wait_for(tc._handle.storage_state(), t)
+                    await self._sessions.save(tc.shop, state)
+                except Exception as exc:
+                    log.warning("session of shop %r was not saved: %s", tc.shop, exc)
+            closed = b.dead or await self._timed(
+                tc._handle.close(), t, f"closing a context of browser {b.id}")
+            if not closed and not b.dead and b.handle.is_connected():
+                self._retire_soon(b, "wedged: a context did not close")
+        finally:
+            b.task_contexts.discard(tc)
+            b.open -= 1
+            self._served += 1
+            self._after_release(b)
+
+    def _after_release(self, b: _Browser) -> None:
+        b.last_used = self._clock.now()
+        if b.dead:
+            if not b.task_contexts:
+                self._forget(b)
+        elif b.retiring and b.open == 0 and not (b.closing or b.dead):
+            self._retire_soon(b, f"served {b.tasks} tasks")
+        elif self.prewarm_contexts and b.usable and b.spare is None and b.spare_task is None:
+            b.spare_task = self._spawn(self._make_spare(b), "pool-spare")
+        self._wake()
+
+    def _take_spare(self, b: _Browser) -> tuple[ContextHandle, Any] | None:
+        spare, b.spare = b.spare, None
+        if spare is not None:
+            self._spares_alive -= 1
+        return spare
+
+    async def _make_spare(self, b: _Browser) -> None:
+        try:
+            handle = await asyncio.wait_for(b.handle.new_context(None), self._cfg.step_timeout_s)
+            try:
+                page = await asyncio.wait_for(handle.new_page(), self._cfg.step_timeout_s)
+            except BaseException:
+                await self._timed(handle.close(), self._cfg.close_timeout_s, "closing a spare")
+                raise
+        except Exception as exc:
+            log.debug("spare context for browser %s not made: %s", b.id, exc)
+            return
+        finally:
+            b.spare_task = None
+        if b.usable and b.spare is None:
+            b.spare = (handle, page)
+            self._spares_alive += 1
+        else:
+            await self._close_context(b, handle)
+
+    async def _close_context(self, b: _Browser, handle: ContextHandle) -> None:
+        if not b.dead:
+            await self._timed(handle.close(), self._cfg.close_timeout_s,
+                              f"closing a context of browser {b.id}")
+
+    def _on_disconnect(self, b: _Browser) -> None:
+        if b.dead:
+            return
+        b.dead = True
+        if b.spare is not None:
+            b.spare = None
+            self._spares_alive -= 1
+        for tc in b.task_contexts:
+            tc._mark_crashed("the browser closed unexpectedly (crashed or was killed)")
+        if not b.closing:
+            self._crashed += 1
+            log.warning("browser %s (pid %s) went away unexpectedly", b.id, b.handle.pid)
+            # Reap what is left of it (child processes, temp profile), then forget it.
+            self._spawn(self._reap(b), "pool-reap")
+            self._ensure_warm()
+        self._wake()
+
+    async def _reap(self, b: _Browser) -> None:
+        await self._timed(b.handle.kill(), self._cfg.close_timeout_s, f"reaping browser {b.id}")
+        if not b.task_contexts:
+            self._forget(b)
+
+    def _forget(self, b: _Browser) -> None:
+        b.dead = True
+        if b.spare is not None:
+            b.spare = None
+            self._spares_alive -= 1
+        with contextlib.suppress(ValueError):
+            self._browsers.remove(b)
+        self._wake()
+
+    def _retire_soon(self, b: _Browser, why: str) -> None:
+        b.retiring = True
+        if b.open == 0 and not (b.closing or b.dead):
+            b.closing = True
+            self._spawn(self._retire(b, why), "pool-retire")
+
+    async def _retire(self, b: _Browser, why: str, *, count: bool = True) -> None:
+        log.info("retiring browser %s: %s", b.id, why)
+        stuck = await self._close_politely(b)
+        if stuck:
+            await self._timed(b.handle.kill(), self._cfg.close_timeout_s, f"killing browser {b.id}")
+        if count:
+            self._retired += 1
+        self._forget(b)
+        self._ensure_warm()
+
+    async def _close_politely(self, b: _Browser) -> bool:
+        """Close spare, task contexts and the browser; True when something hung or failed."""
+        b.closing = True
+        t = self._cfg.close_timeout_s
+        if b.spare_task is not None:
+            b.spare_task.cancel()
+        contexts = [tc._handle for tc in b.task_contexts]
+        spare = self._take_spare(b)
+        if spare is not None:
+            contexts.append(spare[0])
+        ok = True
+        if not b.dead:
+            results = await asyncio.gather(
+                *(self._timed(c.close(), t, f"closing a context of browser {b.id}")
+                  for c in contexts))
+            ok = all(results)
+        if not b.dead:
+            ok = await self._timed(b.handle.close(), t, f"closing browser {b.id}") and ok
+        return not ok
+
+    def _ensure_warm(self) -> None:
+        if self._closing:
+            return
+        ready = sum(1 for b in self._browsers if b.usable) + self._launching
+        room = self._cfg.max_browsers - len(self._alive()) - self._launching
+        for _ in range(max(0, min(self._cfg.warm - ready, room))):
+            self._launching += 1
+            self._spawn(self._launch_warm(), "pool-warm")
+
+    async def _launch_warm(self) -> None:
+        try:
+            await self._launch()
+        except Exception as exc:
+            log.warning("could not start a warm browser: %s", exc)
+
+    async def _janitor_loop(self) -> None:
+        idle_s = self._cfg.idle_retire_s
+        while True:
+            now = self._clock.now()
+            idle = sorted((b for b in self._browsers if b.usable and b.open == 0),
+                          key=lambda b: b.last_used)
+            excess = sum(1 for b in self._browsers if b.usable) - self._cfg.warm
+            next_check = now + idle_s
+            for b in idle:
+                if excess <= 0:
+                    break
+                if now - b.last_used >= idle_s:
+                    self._retire_soon(b, f"idle for {now - b.last_used:.0f}s")
+                    excess -= 1
+                else:
+                    next_check = min(next_check, b.last_used + idle_s)
+            await self._clock.sleep(max(next_check - now, 0.001))
+
+    def _janitor_done(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            log.error("the browser pool's janitor died; idle browsers will not be retired",
+                      exc_info=exc)
+
+
+__all__ = [
+    "BrowserHandle", "BrowserPool", "ContextHandle", "Launcher", "PlaywrightBrowser",
+    "PlaywrightContext", "PlaywrightLauncher", "PoolStats", "SessionStore", "TaskContext",
+]

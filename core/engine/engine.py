@@ -1,0 +1,589 @@
+"""The engine: claims tasks while there is room, runs them, records how each attempt ended.
+
+It composes the store (order), an executor (the browser pool and flow runner, or a no-op one for
+benchmarks), the rate gates (pace) and the circuit breakers (failure isolation). It is an async
+context manager with ``run()``, ``stop()`` (graceful, then abort), ``run_until_idle()`` for
+deterministic tests, and ``statistics()`` returning a frozen snapshot. Background jobs (lease
+recovery and renewal, metrics) are watched: if one dies, the engine reports it and stops.
+
+Every command an operator can give (submit, bump, cancel, pause/resume, gate rates, breakers)
+is a coroutine here; it returns a :class:`core.events.Changes` summary and publishes events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Protocol
+
+from ..clock import SYSTEM_CLOCK, Clock
+from ..config import Settings
+from ..errors import (
+    BrowserCrashed,
+    LeaseLost,
+    NeedsHuman,
+    RateLimited,
+    Refused,
+    ShopFleetError,
+    TaskError,
+)
+from ..events import (
+    BreakerChanged,
+    Changes,
+    DomainPaused,
+    EngineProblem,
+    EngineStopped,
+    EventBus,
+    GateChanged,
+    GateHeld,
+    ShopPaused,
+    TaskBumped,
+    TasksSubmitted,
+    TaskStateChanged,
+)
+from ..specs import TaskSpec
+from ..store import AsyncStore, ClaimedTask, SqliteStore, new_owner_id
+from .breakers import Breakers, BreakerState, BreakerView
+from .gates import GateLevel, RateGates
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How an attempt ended without an error: finished, or yielded at a safe step."""
+
+    status: Literal["done", "yielded"]
+    results: dict[str, Any] = field(default_factory=dict)
+    checkpoint: dict[str, Any] | None = None
+
+
+class TaskControl:
+    """What an executor gets for one task: gates, checkpoints, progress, and the yield flag."""
+
+    def __init__(self, engine: Engine, task: ClaimedTask) -> None:
+        self._engine = engine
+        self.task = task
+        self.yield_requested = False
+        self.yield_reason = ""
+        self.last_checkpoint: dict[str, Any] | None = task.checkpoint
+        self.step = 0
+        self.steps = 0
+        self.step_name = ""
+
+    async def gate(self, domain: str | None = None) -> None:
+        """Take a token from the global gate, then the domain's (waits, never blocks)."""
+        await self._engine.gates.acquire(domain or self.task.domain)
+
+    async def checkpoint(self, data: dict[str, Any]) -> None:
+        """Durably record progress; returns once it is committed."""
+        self.last_checkpoint = data
+        await self._engine.astore.save_checkpoint(self.task.id, self.task.lease_owner, data)
+
+    def should_yield(self) -> bool:
+        return self.yield_requested
+
+    def progress(self, step: int, steps: int, name: str) -> None:
+        self.step, self.steps, self.step_name = step, steps, name
+
+
+class Executor(Protocol):
+    """Runs one claimed task. Raises a :class:`TaskError` subclass when the attempt failed."""
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def execute(self, task: ClaimedTask, ctl: TaskControl) -> Outcome: ...
+
+    def resources(self) -> dict[str, int]:
+        """Live browsers and contexts, for the statistics snapshot."""
+        ...
+
+
+class NoopExecutor:
+    """Finishes every task at once after one gate token: measures the engine itself."""
+
+    def __init__(self, *, hold_s: float = 0.0, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.hold_s = hold_s
+        self.clock = clock
+
+    async def start(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def execute(self, task: ClaimedTask, ctl: TaskControl) -> Outcome:
+        await ctl.gate()
+        if self.hold_s:
+            await self.clock.sleep(self.hold_s)
+        return Outcome("done", {})
+
+    def resources(self) -> dict[str, int]:
+        return {"browsers": 0, "contexts": 0}
+
+
+@dataclass(frozen=True)
+class EngineStatistics:
+    """A snapshot of the engine and its queue at one instant."""
+
+    at: float
+    running: int
+    slots: int
+    queued: int
+    queued_by_band: dict[str, int]
+    score_spread: float | None
+    over_hard_age: int
+    oldest_wait_s: float
+    done_per_min: int
+    failed_per_min: int
+    failures_by_class: dict[str, int]
+    failures_by_platform: dict[str, int]
+    success_rate: float | None
+    gates: list[GateLevel]
+    breakers: list[BreakerView]
+    browsers_alive: int
+    contexts_alive: int
+    preemptions_per_hour: int = 0
+    resume_success_rate: float | None = None
+    open_tickets: int = 0
+    problems: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = json.loads(json.dumps(asdict(self), default=str))
+        return d
+
+
+class Engine:
+    """Dispatcher, gates, breakers and bookkeeping around one executor.
+
+    Args:
+        store: the store (its blocking calls are made off the loop).
+        settings: the configuration.
+        executor: what runs a task (browser executor, or :class:`NoopExecutor`).
+        slots: tasks run at once (default: the executor's capacity or the pool size).
+        clock: the injected clock.
+        bus: where events go (one is made if not given).
+        poll_s: longest idle wait before looking at the queue again (other processes submit).
+    """
+
+    def __init__(self, store: SqliteStore, settings: Settings | None = None, *,
+                 executor: Executor, slots: int | None = None, clock: Clock = SYSTEM_CLOCK,
+                 bus: EventBus | None = None, poll_s: float = 0.25,
+                 grace_s: float = 15.0, owner: str | None = None) -> None:
+        self.store = store
+        self.astore = AsyncStore(store)
+        self.settings = settings or store.settings
+        self.executor = executor
+        self.clock = clock
+        self.bus = bus or EventBus()
+        self.owner = owner or new_owner_id()
+        cap = getattr(executor, "capacity", None)
+        self.slots = slots or (int(cap) if cap else self.settings.pool.max_browsers)
+        self.poll_s = poll_s
+        self.grace_s = grace_s
+        self._changed_gates: set[str] = set()
+        self.gates = RateGates(self.settings.gates, clock=clock, on_change=self._gate_changed)
+        self.breakers = Breakers(self.settings.breakers, clock=clock)
+        self._running: dict[int, tuple[asyncio.Task[None], TaskControl]] = {}
+        self._wake: asyncio.Event | None = None
+        self._stopping = False
+        self._started = False
+        self._jobs: list[asyncio.Task[None]] = []
+        self._problem: BaseException | None = None
+        self._finished: deque[tuple[float, bool, str, str]] = deque()  # (at, ok, class, platform)
+        self._queue_snapshot: dict[str, Any] = {}
+        self._last_breaker_states: dict[str, BreakerState] = {}
+        self.completed = 0
+
+    # -- life cycle ----------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Engine:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        self._wake = asyncio.Event()
+        saved = await asyncio.to_thread(self.store.meta, "gate_rates")
+        if saved:
+            rates = {k: (float(v[0]), float(v[1])) for k, v in json.loads(saved).items()}
+            self.gates.apply_saved(rates)
+            self._changed_gates.update(rates)
+        recovered = await self.astore.recover_expired()
+        if recovered:
+            log.info("recovered %d tasks whose worker died", len(recovered))
+        await self.executor.start()
+        await self._refresh_queue_snapshot()
+        self._watch("lease-recovery", self._job_recover)
+        self._watch("lease-renewal", self._job_renew)
+        self._watch("metrics", self._job_metrics)
+
+    def _watch(self, name: str, fn: Callable[[], Awaitable[None]]) -> None:
+        async def guarded() -> None:
+            await fn()
+
+        job = asyncio.create_task(guarded(), name=f"shopfleet-{name}")
+
+        def done(t: asyncio.Task[None]) -> None:
+            if t.cancelled() or self._stopping:
+                return
+            exc = t.exception() or RuntimeError(f"{name} ended unexpectedly")
+            log.error("background job %s died: %r; stopping the engine", name, exc)
+            self._problem = exc
+            self.bus.publish(EngineProblem(self.clock.now(), name, repr(exc)))
+            self._stopping = True
+            self._poke()
+
+        job.add_done_callback(done)
+        self._jobs.append(job)
+
+    def _poke(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    async def run(self) -> None:
+        """Claim and run tasks until :meth:`stop`; raises if a background job died."""
+        await self.start()
+        while not self._stopping:
+            await self._dispatch_once()
+            await self._idle_wait()
+        await self._shutdown()
+        if self._problem is not None:
+            raise ShopFleetError(f"engine stopped: a background job died: {self._problem!r}")
+
+    async def run_until_idle(self) -> None:
+        """Run until nothing is running and nothing is claimable now (deterministic tests)."""
+        await self.start()
+        while not self._stopping:
+            n = await self._dispatch_once()
+            if n == 0 and not self._running:
+                break
+            await self._wait_for_change()
+        if self._problem is not None:
+            raise ShopFleetError(f"engine stopped: a background job died: {self._problem!r}")
+
+    async def stop(self, *, grace_s: float | None = None) -> None:
+        """Stop claiming; running tasks yield at their next safe step (checkpoint, release);
+        after the grace period the rest are cancelled and released. Nothing is lost."""
+        self._stopping = True
+        self._poke()
+        await self._shutdown(grace_s)
+
+    async def _shutdown(self, grace_s: float | None = None) -> None:
+        if not self._started:
+            return
+        self._started = False
+        for _, ctl in self._running.values():
+            ctl.yield_requested, ctl.yield_reason = True, "engine stopping"
+        tasks = [t for t, _ in self._running.values()]
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=self.grace_s if grace_s is None
+                                            else grace_s)
+            for t in pending:
+                t.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=30)
+        for job in self._jobs:
+            job.cancel()
+        await asyncio.gather(*self._jobs, return_exceptions=True)
+        self._jobs.clear()
+        await self.executor.close()
+        await self._refresh_queue_snapshot()
+        self.bus.publish(EngineStopped(self.clock.now(),
+                                       "background job died" if self._problem else "stopped"))
+
+    # -- dispatching ------------------------------------------------------------------------------
+
+    async def _dispatch_once(self) -> int:
+        free = self.slots - len(self._running)
+        if free <= 0 or self._stopping or not self.breakers.pool.allows():
+            return 0
+        op = self.store.claim_many_op(
+            self.owner, free, exclude_domains=self.breakers.blocked_domains(),
+            probe_domains=self.breakers.probing_domains())
+        claimed: list[ClaimedTask] = await asyncio.wrap_future(self.store.submit_op(op))
+        for task in claimed:
+            ctl = TaskControl(self, task)
+            runner = asyncio.create_task(self._run_task(task, ctl), name=f"task-{task.id}")
+            self._running[task.id] = (runner, ctl)
+            self.bus.publish(TaskStateChanged(self.clock.now(), task.id, task.shop, "running",
+                                              f"attempt {task.attempts}"))
+        return len(claimed)
+
+    async def _wait_for_change(self) -> None:
+        assert self._wake is not None
+        self._wake.clear()
+        if self._running:
+            await self._wake.wait()
+
+    async def _idle_wait(self) -> None:
+        assert self._wake is not None
+        if self._stopping:
+            return
+        if self._running and len(self._running) >= self.slots:
+            self._wake.clear()
+            await self._wake.wait()
+            return
+        self._wake.clear()
+        sleeper = asyncio.ensure_future(self.clock.sleep(self.poll_s))
+        waker = asyncio.ensure_future(self._wake.wait())
+        await asyncio.wait([sleeper, waker], return_when=asyncio.FIRST_COMPLETED)
+        for f in (sleeper, waker):
+            f.cancel()
+
+    async def _run_task(self, task: ClaimedTask, ctl: TaskControl) -> None:
+        breaker = self.breakers.get(task.domain)
+        probe = breaker.started()
+        try:
+            try:
+                outcome = await self.executor.execute(task, ctl)
+            except asyncio.CancelledError:
+                await asyncio.shield(self._release(task, ctl, "aborted at shutdown", probe))
+                raise
+            except LeaseLost:
+                log.info("task %s: lease lost (cancelled or recovered elsewhere)", task.id)
+                breaker.probe_abandoned()
+            except TaskError as exc:
+                await asyncio.shield(self._failed(task, exc, probe))
+            except Exception as exc:  # a bug in an executor or flow: fail the attempt, say so
+                log.exception("task %s: unexpected error", task.id)
+                err = TaskError(f"internal error: {exc!r}")
+                await asyncio.shield(self._failed(task, err, probe))
+            else:
+                if outcome.status == "done":
+                    await asyncio.shield(self._done(task, outcome, probe))
+                else:
+                    await asyncio.shield(self._release(
+                        task, ctl, ctl.yield_reason or "yielded", probe,
+                        checkpoint=outcome.checkpoint))
+        finally:
+            self._running.pop(task.id, None)
+            self._poke()
+
+    async def _done(self, task: ClaimedTask, outcome: Outcome, probe: bool) -> None:
+        try:
+            await self.astore.ack(task.id, task.lease_owner, results=outcome.results)
+        except LeaseLost:
+            return
+        self.completed += 1
+        self._finished.append((self.clock.now(), True, "", task.platform))
+        if self.breakers.get(task.domain).record_success(probe=probe):
+            self._breaker_event(task.domain, "probe succeeded")
+        self.breakers.pool.record_success()
+        self.bus.publish(TaskStateChanged(self.clock.now(), task.id, task.shop, "done",
+                                          "finished"))
+
+    async def _release(self, task: ClaimedTask, ctl: TaskControl, reason: str, probe: bool,
+                       checkpoint: dict[str, Any] | None = None) -> None:
+        if probe:
+            self.breakers.get(task.domain).probe_abandoned()
+        try:
+            await self.astore.release(task.id, task.lease_owner, reason=reason,
+                                      checkpoint=checkpoint or ctl.last_checkpoint)
+        except LeaseLost:
+            return
+        self.bus.publish(TaskStateChanged(self.clock.now(), task.id, task.shop, "queued",
+                                          reason))
+
+    async def _failed(self, task: ClaimedTask, exc: TaskError, probe: bool) -> None:
+        now = self.clock.now()
+        retry_after = None
+        if isinstance(exc, RateLimited):
+            retry_after = exc.retry_after_s
+            self.gates.hold(task.domain, exc.retry_after_s)
+            self.bus.publish(GateHeld(now, task.domain, exc.retry_after_s))
+        breaker = self.breakers.get(task.domain)
+        if exc.counts_for_breaker:
+            if breaker.record_failure(probe=probe):
+                self._breaker_event(task.domain, f"{exc.error_class}: {exc}")
+        elif probe:
+            breaker.probe_abandoned()  # the task's own problem says nothing about the site
+        if isinstance(exc, BrowserCrashed) and self.breakers.pool.record_failure():
+            self._breaker_event(self.breakers.pool.name, "browsers keep crashing")
+        retry = not isinstance(exc, NeedsHuman)
+        try:
+            state = await self.astore.fail(task.id, task.lease_owner,
+                                           error_class=exc.error_class, message=str(exc),
+                                           retry=retry, retry_after_s=retry_after)
+        except LeaseLost:
+            return
+        self._finished.append((now, False, exc.error_class, task.platform))
+        self.bus.publish(TaskStateChanged(now, task.id, task.shop, state.value,
+                                          f"{exc.error_class}: {exc}"))
+
+    def _breaker_event(self, name: str, reason: str) -> None:
+        v = self.breakers.get(name).view()
+        self._last_breaker_states[name] = v.state
+        self.bus.publish(BreakerChanged(self.clock.now(), name, v.state.value, reason,
+                                        v.next_probe_at))
+
+    # -- background jobs ----------------------------------------------------------------------
+
+    async def _job_recover(self) -> None:
+        every = self.settings.queue.recover_every_s
+        while True:
+            await self.clock.sleep(every)
+            ids = await self.astore.recover_expired()
+            for tid in ids:
+                self.bus.publish(TaskStateChanged(self.clock.now(), tid, "", "queued",
+                                                  "recovered: lease expired"))
+            if ids:
+                self._poke()
+
+    async def _job_renew(self) -> None:
+        every = max(0.05, self.settings.queue.lease_s / 3)
+        while True:
+            await self.clock.sleep(every)
+            ids = list(self._running)
+            if not ids:
+                continue
+            lost = await asyncio.wrap_future(self.store.submit_op(
+                self.store.renew_leases_op(self.owner, ids)))
+            for tid in lost:  # cancelled by an operator or recovered: stop working on it
+                entry = self._running.get(tid)
+                if entry is not None:
+                    entry[1].yield_requested, entry[1].yield_reason = True, "lease lost"
+                    entry[0].cancel()
+
+    async def _job_metrics(self) -> None:
+        last_minute = int(self.clock.now() // 60)
+        while True:
+            await self.clock.sleep(1.0)
+            await self._refresh_queue_snapshot()
+            self._check_breaker_transitions()
+            minute = int(self.clock.now() // 60)
+            if minute != last_minute:
+                stats = self.statistics()
+                row = self._minute_row(stats)
+                await asyncio.to_thread(self.store.record_minute, last_minute, row,
+                                        snapshot=stats.to_json())
+                last_minute = minute
+
+    def _check_breaker_transitions(self) -> None:
+        for v in self.breakers.views():
+            if self._last_breaker_states.get(v.name, BreakerState.CLOSED) is not v.state:
+                self._last_breaker_states[v.name] = v.state
+                self.bus.publish(BreakerChanged(self.clock.now(), v.name, v.state.value,
+                                                "back-off over" if v.state is
+                                                BreakerState.HALF_OPEN else "", v.next_probe_at))
+                self._poke()
+
+    async def _refresh_queue_snapshot(self) -> None:
+        p = self.settings.priority
+        st = await self.astore.status()
+        bands = await asyncio.to_thread(self.store.queue_bands, urgent_at=p.preempt_threshold,
+                                        low_below=min(p.types.values(), default=0.0) + 1.0)
+        self._queue_snapshot = {"status": st, "bands": bands}
+
+    @staticmethod
+    def _minute_row(s: EngineStatistics) -> dict[str, Any]:
+        return {
+            "queued": s.queued, "running": s.running, "done": s.done_per_min,
+            "failed": s.failed_per_min, "success_rate": s.success_rate,
+            "oldest_wait_s": s.oldest_wait_s, "failures_by_class": s.failures_by_class,
+            "failures_by_platform": s.failures_by_platform,
+            "preemptions_per_hour": s.preemptions_per_hour,
+            "resume_success_rate": s.resume_success_rate, "open_tickets": s.open_tickets,
+            "breakers_open": sum(1 for b in s.breakers if b.state is not BreakerState.CLOSED),
+        }
+
+    # -- statistics ------------------------------------------------------------------------------
+
+    def statistics(self) -> EngineStatistics:
+        """A frozen snapshot: queue (refreshed each second), running work, gates, breakers."""
+        now = self.clock.now()
+        while self._finished and self._finished[0][0] < now - 3600:
+            self._finished.popleft()
+        last_min = [f for f in self._finished if f[0] >= now - 60]
+        done = sum(1 for f in last_min if f[1])
+        failed = len(last_min) - done
+        by_class = Counter(f[2] for f in last_min if not f[1])
+        by_platform = Counter(f[3] for f in last_min if not f[1])
+        hour = list(self._finished)
+        rate = (sum(1 for f in hour if f[1]) / len(hour)) if hour else None
+        snap = self._queue_snapshot
+        st = snap.get("status")
+        spread = (st.top_score - st.bottom_score) if st and st.top_score is not None \
+            and st.bottom_score is not None else None
+        res = self.executor.resources()
+        return EngineStatistics(
+            at=now, running=len(self._running), slots=self.slots,
+            queued=st.queued if st else 0, queued_by_band=dict(snap.get("bands", {})),
+            score_spread=spread, over_hard_age=st.hard_aged if st else 0,
+            oldest_wait_s=st.oldest_wait_s if st else 0.0, done_per_min=done,
+            failed_per_min=failed, failures_by_class=dict(by_class),
+            failures_by_platform=dict(by_platform), success_rate=rate,
+            gates=self.gates.levels(), breakers=self.breakers.views(),
+            browsers_alive=res.get("browsers", 0), contexts_alive=res.get("contexts", 0),
+            problems=(repr(self._problem),) if self._problem else ())
+
+    def running_tasks(self) -> list[tuple[ClaimedTask, TaskControl]]:
+        return [(ctl.task, ctl) for _, ctl in self._running.values()]
+
+    # -- operator commands ------------------------------------------------------------------------
+
+    async def submit(self, specs: Sequence[TaskSpec], *, wait: bool = True) -> list[int]:
+        ids = await self.astore.submit_many(specs, wait=wait)
+        self.bus.publish(TasksSubmitted(self.clock.now(), tuple(ids)))
+        self._poke()
+        return ids
+
+    async def bump(self, task_id: int, *, to: float | None = None,
+                   by: float | None = None) -> Changes:
+        score = await self.astore.bump(task_id, to=to, by=by)
+        self.bus.publish(TaskBumped(self.clock.now(), task_id, score))
+        return Changes(tasks=True, detail={"score": score})
+
+    async def cancel(self, task_id: int) -> Changes:
+        before = await self.astore.cancel(task_id)
+        entry = self._running.get(task_id)
+        if entry is not None:
+            entry[1].yield_requested, entry[1].yield_reason = True, "cancelled"
+            entry[0].cancel()
+        rec = await self.astore.task(task_id)
+        self.bus.publish(TaskStateChanged(self.clock.now(), task_id, rec.shop, "cancelled",
+                                          "cancelled by operator"))
+        return Changes(tasks=True, detail={"was": before.value})
+
+    async def pause_shop(self, name: str, paused: bool = True) -> Changes:
+        await asyncio.to_thread(self.store.set_shop_paused, name, paused)
+        self.bus.publish(ShopPaused(self.clock.now(), name, paused))
+        self._poke()
+        return Changes(shops=True, tasks=True)
+
+    async def pause_domain(self, domain: str, paused: bool = True) -> Changes:
+        await asyncio.to_thread(self.store.set_domain_paused, domain, paused)
+        self.bus.publish(DomainPaused(self.clock.now(), domain, paused))
+        self._poke()
+        return Changes(shops=True, tasks=True)
+
+    async def set_gate_rate(self, name: str, *, rate_per_s: float, burst: float) -> Changes:
+        if rate_per_s <= 0 or burst < 1:
+            raise Refused(f"gate {name}: rate must be > 0 and burst at least 1")
+        self.gates.set_rate(name, rate_per_s, burst)
+        saved = {lv.name: (lv.rate_per_s, lv.burst) for lv in self.gates.levels()
+                 if lv.name in self._changed_gates}
+        await asyncio.to_thread(self.store.set_meta, "gate_rates", json.dumps(saved))
+        return Changes(gates=True)
+
+    def _gate_changed(self, name: str, rate: float, burst: float) -> None:
+        self._changed_gates.add(name)
+        self.bus.publish(GateChanged(self.clock.now(), name, rate, burst))
+
+    async def set_breaker(self, name: str, state: Literal["open", "closed"]) -> Changes:
+        self.breakers.get(name).force(BreakerState(state))
+        self._breaker_event(name, f"{state} by operator")
+        self._poke()
+        return Changes(breakers=True)
+

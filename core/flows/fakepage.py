@@ -1,0 +1,422 @@
+"""A scripted stand-in for the part of Playwright's async ``Page`` the runner uses.
+
+It is driven by a tiny in-memory site, so runner tests are fast and say what the site saw::
+
+    site = FakeSite({
+        "https://shop.test/login": FakeScreen(
+            elements={"#user": FakeElement(), "#pass": FakeElement(type="password"),
+                      "#go": FakeElement(text="Log in")},
+            clicks={"#go": FakeAction(goto="https://shop.test/home",
+                                      set_flags={"logged_in": True})}),
+        "https://shop.test/home": FakeScreen(elements={"h1": FakeElement(text="Welcome")}),
+    })
+    page = site.new_page()
+
+Elements match by the exact selector string a step uses. Visibility and text may be callables
+of the site, so a flag set by one click (``logged_in``) can hide a login form elsewhere. Clicks
+and key presses can navigate, record a write (``site.writes``, with the values filled in on the
+page), set flags, raise a Playwright error, crash the page or hang. A locator that matches
+nothing fails at once with Playwright's ``TimeoutError`` (no real waiting), and a crashed page
+fails every call with ``Target crashed``, as the real one does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+
+SiteBool = bool | Callable[["FakeSite"], bool]
+SiteText = str | Callable[["FakeSite"], str]
+
+
+@dataclass
+class FakeElement:
+    """One element of a fake page.
+
+    Attributes:
+        text: its visible text (or a function of the site).
+        attrs: its HTML attributes.
+        visible: whether it is visible (or a function of the site).
+        type: the ``type`` of an ``<input>`` (``password`` makes it a password field).
+        options: the values a ``<select>`` offers; ``None`` for other elements.
+        value: the value it holds when the page loads (as a server would render it).
+    """
+
+    text: SiteText = ""
+    attrs: dict[str, str] = field(default_factory=dict)
+    visible: SiteBool = True
+    type: str = ""
+    options: list[str] | None = None
+    value: str = ""
+
+
+@dataclass
+class FakeAction:
+    """What a click or key press does, in this order: crash, hang, error, flags, write, goto."""
+
+    goto: str | None = None
+    write: str | None = None
+    set_flags: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    crash: bool = False
+    hang: bool = False
+
+
+@dataclass
+class FakeScreen:
+    """One URL of the fake site.
+
+    Attributes:
+        elements: selector → element (or list of elements for a selector matching several).
+        status: the HTTP status the page is served with.
+        headers: response headers (e.g. ``{"Retry-After": "30"}``).
+        clicks: selector → what clicking it does.
+        keys: ``"Enter"`` (page keyboard) or ``"#sel:Enter"`` (pressed in an element) → action.
+        html: the DOM ``content()`` returns; default: generated from the elements.
+        console: messages the page logs when it loads.
+        net_error: loading it fails with this network error (``net::ERR_CONNECTION_REFUSED``).
+        load_timeout: loading it times out.
+        hang: loading it never finishes (a wedged browser).
+    """
+
+    elements: dict[str, FakeElement | list[FakeElement]] = field(default_factory=dict)
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    clicks: dict[str, FakeAction] = field(default_factory=dict)
+    keys: dict[str, FakeAction] = field(default_factory=dict)
+    html: str | None = None
+    console: list[str] = field(default_factory=list)
+    net_error: str | None = None
+    load_timeout: bool = False
+    hang: bool = False
+
+
+@dataclass(frozen=True)
+class FakeWrite:
+    """Something a flow wrote to the fake site: which action, on which page, with what values."""
+
+    name: str
+    url: str
+    fields: dict[str, Any]
+
+
+class FakeSite:
+    """The in-memory site: its pages, its state flags, and what it saw.
+
+    Attributes:
+        writes: every write, in order (what the shop's site would now hold).
+        log: every interaction (``goto URL``, ``click SEL``, ``fill SEL``, ``press KEY``, …).
+        flags: state changed by actions (``logged_in``) that visibility functions read.
+    """
+
+    def __init__(self, pages: dict[str, FakeScreen]) -> None:
+        self.pages = pages
+        self.flags: dict[str, Any] = {}
+        self.writes: list[FakeWrite] = []
+        self.log: list[str] = []
+
+    def new_page(self) -> FakePage:
+        """A blank page (``about:blank``) on this site."""
+        return FakePage(self)
+
+    def resolve_text(self, value: SiteText) -> str:
+        return value(self) if callable(value) else value
+
+    def resolve_bool(self, value: SiteBool) -> bool:
+        return value(self) if callable(value) else value
+
+
+@dataclass
+class _ConsoleMessage:
+    type: str
+    text: str
+
+
+@dataclass
+class _Request:
+    frame: object
+
+    def is_navigation_request(self) -> bool:
+        return True
+
+
+@dataclass
+class FakeResponse:
+    """The part of Playwright's ``Response`` the runner reads."""
+
+    url: str
+    status: int
+    headers: dict[str, str]
+    request: _Request
+
+
+class _Keyboard:
+    def __init__(self, page: FakePage) -> None:
+        self._page = page
+
+    async def press(self, key: str, *, delay: float | None = None) -> None:
+        self._page._check_alive()
+        self._page.site.log.append(f"press {key}")
+        await self._page._act(self._page._screen().keys.get(key))
+
+
+class FakePage:
+    """The fake page; construct with :meth:`FakeSite.new_page`."""
+
+    def __init__(self, site: FakeSite) -> None:
+        self.site = site
+        self.url = "about:blank"
+        self.main_frame = object()
+        self.keyboard = _Keyboard(self)
+        self.crashed = False
+        self.closed = False
+        self.values: dict[str, Any] = {}
+        self._listeners: dict[str, list[Callable[..., Any]]] = {}
+
+    # events
+    def on(self, event: str, f: Callable[..., Any]) -> None:
+        self._listeners.setdefault(event, []).append(f)
+
+    def remove_listener(self, event: str, f: Callable[..., Any]) -> None:
+        fns = self._listeners.get(event, [])
+        if f in fns:
+            fns.remove(f)
+
+    def _emit(self, event: str, arg: Any) -> None:
+        for fn in list(self._listeners.get(event, [])):
+            fn(arg)
+
+    # test controls
+    def crash(self) -> None:
+        """Crash the renderer: the ``crash`` event fires and every later call fails."""
+        self.crashed = True
+        self._emit("crash", self)
+
+    async def close(self) -> None:
+        self.closed = True
+
+    def _check_alive(self) -> None:
+        if self.crashed:
+            raise PlaywrightError("Target crashed")
+        if self.closed:
+            raise PlaywrightError("Target page, context or browser has been closed")
+
+    def _screen(self) -> FakeScreen:
+        return self.site.pages.get(self.url) or FakeScreen()
+
+    # navigation
+    async def goto(self, url: str, *, timeout: float | None = None,
+                   wait_until: str | None = None, referer: str | None = None) -> FakeResponse:
+        self._check_alive()
+        self.site.log.append(f"goto {url}")
+        screen = self.site.pages.get(url)
+        if screen is None:
+            raise PlaywrightError(f"Page.goto: net::ERR_NAME_NOT_RESOLVED at {url}")
+        if screen.net_error:
+            raise PlaywrightError(f"Page.goto: {screen.net_error} at {url}")
+        if screen.load_timeout:
+            raise PlaywrightTimeoutError(f"Page.goto: Timeout {timeout:.0f}ms exceeded.")
+        if screen.hang:
+            await asyncio.get_running_loop().create_future()
+        return self._load(url)
+
+    def _load(self, url: str) -> FakeResponse:
+        screen = self.site.pages.get(url) or FakeScreen(status=404)
+        self.url = url
+        self.values = {}
+        for sel, el in screen.elements.items():
+            for e in el if isinstance(el, list) else [el]:
+                if e.value:
+                    self.values[sel] = e.value
+        response = FakeResponse(url, screen.status, dict(screen.headers), _Request(self.main_frame))
+        self._emit("response", response)
+        for text in screen.console:
+            self._emit("console", _ConsoleMessage("log", text))
+        return response
+
+    async def wait_for_load_state(self, state: str = "load", *,
+                                  timeout: float | None = None) -> None:
+        self._check_alive()
+
+    async def _act(self, action: FakeAction | None) -> None:
+        if action is None:
+            return
+        if action.crash:
+            self.crash()
+            raise PlaywrightError("Target crashed")
+        if action.hang:
+            await asyncio.get_running_loop().create_future()
+        if action.error:
+            raise PlaywrightError(action.error)
+        self.site.flags.update(action.set_flags)
+        if action.write:
+            self.site.writes.append(FakeWrite(action.write, self.url, dict(self.values)))
+        if action.goto:
+            self.site.log.append(f"goto {action.goto}")
+            self._load(action.goto)
+
+    # content
+    def locator(self, selector: str) -> FakeLocator:
+        return FakeLocator(self, selector)
+
+    async def screenshot(self, *, timeout: float | None = None, path: str | None = None,
+                         full_page: bool | None = None) -> bytes:
+        self._check_alive()
+        return tiny_png()
+
+    async def content(self) -> str:
+        self._check_alive()
+        screen = self._screen()
+        if screen.html is not None:
+            return screen.html
+        body = []
+        for sel, el in screen.elements.items():
+            for e in el if isinstance(el, list) else [el]:
+                attrs = "".join(f' {k}="{escape(v)}"' for k, v in e.attrs.items())
+                if e.type:
+                    value = f' value="{escape(e.value)}"' if e.value else ""
+                    body.append(f'<input data-sel="{escape(sel)}" type="{e.type}"{attrs}{value}>')
+                else:
+                    text = escape(self.site.resolve_text(e.text))
+                    body.append(f'<div data-sel="{escape(sel)}"{attrs}>{text}</div>')
+        return "<html><body>" + "\n".join(body) + "</body></html>"
+
+
+class FakeLocator:
+    """The part of Playwright's ``Locator`` the runner uses (strict, like the real one)."""
+
+    def __init__(self, page: FakePage, selector: str, *, has_text: str | None = None,
+                 index: int | None = None) -> None:
+        self._page = page
+        self._selector = selector
+        self._has_text = has_text
+        self._index = index
+
+    def __repr__(self) -> str:
+        return f"<FakeLocator {self._selector!r}>"
+
+    @property
+    def first(self) -> FakeLocator:
+        return FakeLocator(self._page, self._selector, has_text=self._has_text, index=0)
+
+    def nth(self, index: int) -> FakeLocator:
+        return FakeLocator(self._page, self._selector, has_text=self._has_text, index=index)
+
+    def filter(self, *, has_text: str | None = None) -> FakeLocator:
+        return FakeLocator(self._page, self._selector, has_text=has_text, index=self._index)
+
+    def _all(self) -> list[FakeElement]:
+        self._page._check_alive()
+        found = self._page._screen().elements.get(self._selector)
+        els = found if isinstance(found, list) else ([found] if found is not None else [])
+        if self._has_text is not None:
+            needle = self._has_text.lower()
+            els = [e for e in els if needle in self._page.site.resolve_text(e.text).lower()]
+        if self._index is not None:
+            els = els[self._index:self._index + 1]
+        return els
+
+    def _visible(self, e: FakeElement) -> bool:
+        return self._page.site.resolve_bool(e.visible)
+
+    def _one(self, method: str, timeout: float | None, *, visible: bool = True) -> FakeElement:
+        els = self._all()
+        if len(els) > 1:
+            raise PlaywrightError(f"Locator.{method}: Error: strict mode violation: "
+                                  f"locator({self._selector!r}) resolved to {len(els)} elements")
+        if not els or (visible and not self._visible(els[0])):
+            raise PlaywrightTimeoutError(
+                f"Locator.{method}: Timeout {timeout or 30000:.0f}ms exceeded.\nCall log:\n"
+                f"  - waiting for locator({self._selector!r})")
+        return els[0]
+
+    async def count(self) -> int:
+        return len(self._all())
+
+    async def is_visible(self, *, timeout: float | None = None) -> bool:
+        els = self._all()
+        if len(els) > 1:
+            raise PlaywrightError(f"Locator.is_visible: Error: strict mode violation: "
+                                  f"locator({self._selector!r}) resolved to {len(els)} elements")
+        return bool(els) and self._visible(els[0])
+
+    async def wait_for(self, *, state: str = "visible", timeout: float | None = None) -> None:
+        els = self._all()
+        ok = {
+            "visible": bool(els) and self._visible(els[0]),
+            "hidden": not els or not self._visible(els[0]),
+            "attached": bool(els),
+            "detached": not els,
+        }[state]
+        if not ok:
+            raise PlaywrightTimeoutError(
+                f"Locator.wait_for: Timeout {timeout or 30000:.0f}ms exceeded.\nCall log:\n"
+                f"  - waiting for locator({self._selector!r}) to be {state}")
+
+    async def click(self, *, timeout: float | None = None) -> None:
+        self._one("click", timeout)
+        self._page.site.log.append(f"click {self._selector}")
+        await self._page._act(self._page._screen().clicks.get(self._selector))
+
+    async def fill(self, value: str, *, timeout: float | None = None) -> None:
+        self._one("fill", timeout)
+        self._page.site.log.append(f"fill {self._selector}")
+        self._page.values[self._selector] = value
+
+    async def select_option(self, value: str | None = None, *,
+                            timeout: float | None = None) -> list[str]:
+        el = self._one("select_option", timeout)
+        if el.options is None:
+            raise PlaywrightError("Locator.select_option: Error: Element is not a <select> element")
+        if value not in el.options:
+            raise PlaywrightTimeoutError(
+                f"Locator.select_option: Timeout {timeout or 30000:.0f}ms exceeded.\n"
+                f"  - waiting for option {value!r}")
+        self._page.site.log.append(f"select {self._selector}={value}")
+        self._page.values[self._selector] = value
+        return [value]
+
+    async def set_input_files(self, files: str | Sequence[str], *,
+                              timeout: float | None = None) -> None:
+        el = self._one("set_input_files", timeout, visible=False)
+        if el.type != "file":
+            raise PlaywrightError("Locator.set_input_files: Error: Node is not an HTMLInputElement")
+        self._page.site.log.append(f"upload {self._selector}")
+        self._page.values[self._selector] = files
+
+    async def inner_text(self, *, timeout: float | None = None) -> str:
+        el = self._one("inner_text", timeout, visible=False)
+        return self._page.site.resolve_text(el.text)
+
+    async def all_inner_texts(self) -> list[str]:
+        return [self._page.site.resolve_text(e.text) for e in self._all()]
+
+    async def get_attribute(self, name: str, *, timeout: float | None = None) -> str | None:
+        el = self._one("get_attribute", timeout, visible=False)
+        return el.attrs.get(name)
+
+    async def press(self, key: str, *, timeout: float | None = None) -> None:
+        self._one("press", timeout)
+        self._page.site.log.append(f"press {self._selector}:{key}")
+        await self._page._act(self._page._screen().keys.get(f"{self._selector}:{key}"))
+
+
+def tiny_png() -> bytes:
+    """A valid 1×1 white PNG (what the fake's ``screenshot`` returns)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\x00\xff\xff\xff")
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels)
+            + chunk(b"IEND", b""))
