@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -13,10 +14,13 @@ from core.cli import main
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> str:
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     path = str(tmp_path / "cli.db")
     assert main(["shop", "add", "pdd-1", "--platform", "pdd", "--base-url",
-                 "http://pdd.shopfleet.test/shop/pdd-1", "--db", path]) == 0
+                 "http://pdd.shopfleet.test/shop/pdd-1", "--username", "pdd-1",
+                 "--db", path]) == 0
+    monkeypatch.setattr("sys.stdin", io.StringIO("s3cret-pw\n"))
+    assert main(["shop", "set-password", "pdd-1", "--stdin", "--db", path]) == 0
     return path
 
 
@@ -30,9 +34,10 @@ def test_submit_status_tasks_bump_cancel(db: str, tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     f = tmp_path / "t.jsonl"
-    f.write_text('{"type": "collect_data", "shop": "pdd-1", "flow": "collect_data"}\n'
-                 '{"type": "reply_customer", "shop": "pdd-1", "flow": "reply_customer", '
-                 '"key": "r1"}\n')
+    f.write_text('{"type": "collect_data", "shop": "pdd-1", "flow": "collect_data", '
+                 '"params": {"page": 1}}\n'
+                 '{"type": "campaign_signup", "shop": "pdd-1", "flow": "campaign_signup", '
+                 '"key": "r1", "params": {"campaign_id": 3}}\n')
     code, out, _ = run(capsys, "submit", str(f), "--db", db)
     assert code == 0 and out.split() == ["1", "2"]
     code, out, _ = run(capsys, "status", "--json", "--db", db)
@@ -56,8 +61,9 @@ def test_bad_input_exits_2_with_the_field(db: str, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     f = tmp_path / "bad.json"
-    f.write_text('[{"type": "collect_data", "shop": "pdd-1", "flow": "x"},'
-                 ' {"type": "collect_data", "shop": "nope", "flow": "x"}]')
+    f.write_text('[{"type": "collect_data", "shop": "pdd-1", "flow": "collect_data", '
+                 '"params": {"page": 1}},'
+                 ' {"type": "collect_data", "shop": "nope", "flow": "collect_data"}]')
     code, out, err = run(capsys, "submit", str(f), "--db", db)
     assert code == 2 and out == ""
     assert err.strip() == ("shopfleet: error: tasks[1].shop: no shop named 'nope' "
@@ -71,13 +77,19 @@ def test_bad_input_exits_2_with_the_field(db: str, tmp_path: Path,
     assert code == 2 and "base_url" in err
     code, _, err = run(capsys, "tasks", "--limit", "0", "--db", db)
     assert code == 2 and "--limit" in err
+    f.write_text('{"type": "collect_data", "shop": "pdd-1", "flow": "reply_customer", '
+                 '"params": {"message_id": 1}}')
+    code, _, err = run(capsys, "submit", str(f), "--db", db)
+    assert code == 2
+    assert "steps[" in err and "{params.reply}" in err
 
 
 def test_full_backlog_exits_2(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cfg = tmp_path / "c.toml"
     cfg.write_text("[queue]\nmax_backlog = 1\nurgent_reserve = 0\n")
     f = tmp_path / "t.json"
-    f.write_text('{"type": "collect_data", "shop": "pdd-1", "flow": "collect_data"}')
+    f.write_text('{"type": "collect_data", "shop": "pdd-1", "flow": "collect_data", '
+                 '"params": {"page": 1}}')
     assert run(capsys, "submit", str(f), "--db", db, "--config", str(cfg))[0] == 0
     code, _, err = run(capsys, "submit", str(f), "--db", db, "--config", str(cfg))
     assert code == 2 and "queue full" in err
@@ -89,6 +101,13 @@ def test_bad_config_exits_2_naming_the_key(db: str, tmp_path: Path,
     cfg.write_text("[queue]\nmax_backlogg = 5\n")
     code, _, err = run(capsys, "status", "--db", db, "--config", str(cfg))
     assert code == 2 and "queue.max_backlogg: unknown key" in err
+
+
+def test_password_is_stored_encrypted(db: str) -> None:
+    import sqlite3
+
+    blob = sqlite3.connect(db).execute("SELECT password_enc FROM shops").fetchone()[0]
+    assert blob and b"s3cret-pw" not in blob
 
 
 def test_console_script_runs(tmp_path: Path) -> None:
