@@ -14,8 +14,20 @@ def _demo(sub: Any, common: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("demo", parents=[common],
                        help="run the demo on a fresh database (the main job, end to end)")
-    p.add_argument("--keep", action="store_true", help="keep the demo database afterwards")
+    p.add_argument("--keep", action="store_true", help="keep the demo folder afterwards")
+    p.add_argument("--tasks", type=int, default=30, help="how many demo tasks (default 30)")
     p.set_defaults(handler=cmd_demo)
+
+
+def _worker(sub: Any, common: argparse.ArgumentParser) -> None:
+    from .worker import cmd_worker
+
+    p = sub.add_parser("worker", parents=[common],
+                       help="run the engine without a window (Ctrl-C stops gracefully)")
+    p.add_argument("--until-idle", action="store_true",
+                   help="stop when nothing is running and nothing can be claimed")
+    p.add_argument("--slots", type=int, help="tasks at once (default: the pool's capacity)")
+    p.set_defaults(handler=cmd_worker)
 
 
 def _doctor(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -39,4 +51,4 @@ def _schema(sub: Any, common: argparse.ArgumentParser) -> None:
     register_cli(sub, common)
 
 
-REGISTRATIONS: list[Registration] = [_demo, _doctor, _demo_site, _schema]
+REGISTRATIONS: list[Registration] = [_demo, _worker, _doctor, _demo_site, _schema]

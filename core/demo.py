@@ -1,76 +1,118 @@
 """``shopfleet demo``: the main job on an embedded default, for a newcomer's first minute.
 
-Today it shows the durable priority queue at work on a fresh SQLite file: demo shops on three
-platforms, a mixed stream of tasks with deadlines, and the order a worker would take them in.
-(Browser work, the engine and the console join as their parts land.)
+It starts the built-in demo seller site (three platforms, nine shops), opens a fresh SQLite
+file in a temporary folder, registers the demo shops with their logins, submits a mixed set of
+tasks — customer replies with deadlines, campaign sign-ups, product uploads, data collection —
+and runs the engine on real Chromium with a live text summary until the queue is empty. At the
+end it prints what the site recorded: every reply, upload and sign-up exactly once.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import random
+import shutil
 import tempfile
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from .config import Settings
+from .demosite import DemoSite, host_resolver_rules
+from .engine.build import build_engine, open_store
+from .secrets import encrypt_password
 from .specs import TaskSpec
-from .store import SqliteStore, new_owner_id
+from .store import SqliteStore
+from .vault import Vault
+from .worker import run_worker
 
 if TYPE_CHECKING:
     from .cli import Cli
 
-DEMO_SHOPS = [(f"{p}-{i}", p) for p in ("pdd", "temu", "tiktok") for i in (1, 2, 3)]
-DEMO_HOSTS = {"pdd": "pdd.shopfleet.test", "temu": "temu.shopfleet.test",
-              "tiktok": "tiktok.shopfleet.test"}
+
+def demo_settings(base: Settings) -> Settings:
+    """The demo's settings: the demo host names mapped to loopback, a small pool, brisk gates."""
+    return base.with_changes(
+        browser={"host_resolver_rules": host_resolver_rules()},
+        pool={"max_browsers": 2, "warm": 1, "step_timeout_s": 15},
+        gates={"global": {"rate_per_s": 30, "burst": 30},
+               "default_domain": {"rate_per_s": 10, "burst": 10}},
+        queue={"retry_backoff_s": 2, "max_attempts": 2},
+        breakers={"failures": 4, "backoff_s": 5},
+    )
 
 
-def demo_specs(n: int, *, seed: int = 7) -> list[TaskSpec]:
+def register_demo_shops(store: SqliteStore, site: DemoSite, vault: Vault) -> None:
+    known = {s.name for s in store.shops()}
+    for shop in site.shops():
+        if shop.name not in known:
+            store.add_shop(shop.name, platform=shop.platform, base_url=shop.base_url,
+                           username=shop.username)
+        store.update_shop(shop.name, password_enc=encrypt_password(shop.password, vault=vault))
+
+
+def demo_specs(site: DemoSite, n: int, *, seed: int = 7) -> list[TaskSpec]:
+    """A mixed, realistic batch: mostly data collection, some replies with deadlines, uploads
+    and campaign sign-ups, spread over the demo shops."""
     rng = random.Random(seed)
+    shops = site.shops()
     now = datetime.now(UTC)
-    out = []
+    out: list[TaskSpec] = []
     for i in range(n):
-        shop, _ = rng.choice(DEMO_SHOPS)
-        kind = rng.choices(["collect_data", "upload_product", "campaign_signup",
-                            "reply_customer"], weights=[5, 2, 1, 2])[0]
-        deadline = None
-        if kind == "reply_customer":
-            deadline = (now + timedelta(minutes=rng.choice([10, 45, 180, 600]))).isoformat()
-        out.append(TaskSpec.model_validate({
-            "key": f"demo-{i}", "type": kind, "shop": shop, "flow": kind,
-            "deadline": deadline, "params": {"page": i % 20 + 1}}))
+        shop = rng.choice(shops).name
+        kind = rng.choices(["collect_data", "reply_customer", "upload_product",
+                            "campaign_signup"], weights=[5, 3, 1, 1])[0]
+        data: dict[str, Any] = {"key": f"demo-{i}", "type": kind, "shop": shop, "flow": kind}
+        if kind == "collect_data":
+            data["params"] = {"page": rng.randint(1, 50)}
+        elif kind == "reply_customer":
+            data["params"] = {"message_id": rng.randint(1, 5),
+                              "reply": f"Thanks for your message! (demo reply {i})"}
+            data["deadline"] = (now + timedelta(minutes=rng.choice([10, 45, 240]))).isoformat()
+        elif kind == "upload_product":
+            data["params"] = {"title": f"Demo product {i}", "price": f"{rng.randint(5, 99)}.90",
+                              "category": rng.choice(["home", "toys", "beauty"]),
+                              "image": "product.png"}
+        else:
+            data["params"] = {"campaign_id": rng.randint(1, 3)}
+        out.append(TaskSpec.model_validate(data))
     return out
 
 
 def cmd_demo(args: argparse.Namespace, cli: Cli) -> int:
     folder = Path(tempfile.mkdtemp(prefix="shopfleet-demo-"))
-    db = Path(args.db) if getattr(args, "db", None) else folder / "demo.db"
-    print("ShopFleet demo (headless): the durable priority queue on a fresh SQLite file.")
-    print("The browser pool, engine and console join this demo as they land.\n")
-    store = SqliteStore(db, settings=cli.settings)
     try:
-        for name, platform in DEMO_SHOPS:
-            if name not in {s.name for s in store.shops()}:
-                store.add_shop(name, platform=platform,
-                               base_url=f"http://{DEMO_HOSTS[platform]}/shop/{name}",
-                               username=name)
-        ids = store.submit_many(demo_specs(40))
-        st = store.status()
-        print(f"database {db}\nsubmitted {len(ids)} tasks for {len(DEMO_SHOPS)} shops; "
-              f"{st.queued} queued, scores {st.bottom_score:.2f} .. {st.top_score:.2f}\n")
-        print("a worker with one browser per shop takes them in this order:")
-        owner = new_owner_id()
-        n = 0
-        while (task := store.claim(owner)) is not None:
-            n += 1
-            print(f"  {n:>2}. #{task.id:<3} {task.type:<16} {task.shop:<9} "
-                  f"score {task.score:6.2f}")
-            store.ack(task.id, owner, results={"demo": True})
-            time.sleep(0.02)
-        st = store.status()
-        print(f"\ndone: {st.counts['done']} tasks; queue empty: {st.queued == 0}")
-        print("inspect it: shopfleet tasks --db " + str(db) + " --state done --limit 5")
+        return asyncio.run(_demo(cli.settings, folder, n=args.tasks))
     finally:
-        store.close()
-    return 0
+        if args.keep:
+            print(f"kept the demo folder: {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+async def _demo(base: Settings, folder: Path, *, n: int) -> int:
+    settings = demo_settings(base)
+    with DemoSite() as site:
+        print("ShopFleet demo (headless): the engine runs real Chromium against the built-in "
+              "demo seller site.\n(The console window joins this demo when it lands.)\n")
+        print(f"demo site on 127.0.0.1:{site.port} (hosts {host_resolver_rules()})")
+        store = await asyncio.to_thread(open_store, settings, folder / "demo.db")
+        try:
+            vault = await asyncio.to_thread(Vault.open, folder)
+            await asyncio.to_thread(register_demo_shops, store, site, vault)
+            engine = build_engine(settings, store, home=folder)
+            ids = await engine.submit(demo_specs(site, n))
+            print(f"database {folder / 'demo.db'}: {len(ids)} tasks for "
+                  f"{len(site.shops())} shops, {engine.slots} browser slots\n")
+            await run_worker(engine, until_idle=True, summary_every_s=3.0)
+            counts = store.counts()
+        finally:
+            await asyncio.to_thread(store.close)
+        writes: dict[str, int] = {}
+        for rec in site.records():
+            writes[rec["kind"]] = writes.get(rec["kind"], 0) + 1
+        print(f"\nfinished: {counts['done']} done, {counts['failed']} failed, "
+              f"{counts['queued']} still queued")
+        print("the site recorded: " + ", ".join(f"{v} {k}" for k, v in sorted(writes.items())))
+    return 0 if counts["queued"] == 0 and counts["running"] == 0 else 1

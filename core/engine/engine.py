@@ -42,6 +42,7 @@ from ..events import (
     GateHeld,
     ShopPaused,
     TaskBumped,
+    TaskProgress,
     TasksSubmitted,
     TaskStateChanged,
 )
@@ -74,6 +75,8 @@ class TaskControl:
         self.step = 0
         self.steps = 0
         self.step_name = ""
+        self.browser_id: int | None = None
+        self.started_at = engine.clock.now()
 
     async def gate(self, domain: str | None = None) -> None:
         """Take a token from the global gate, then the domain's (waits, never blocks)."""
@@ -89,6 +92,8 @@ class TaskControl:
 
     def progress(self, step: int, steps: int, name: str) -> None:
         self.step, self.steps, self.step_name = step, steps, name
+        self._engine.bus.publish(TaskProgress(self._engine.clock.now(), self.task.id, step,
+                                              steps, name))
 
 
 class Executor(Protocol):
@@ -415,7 +420,8 @@ class Engine:
         try:
             state = await self.astore.fail(task.id, task.lease_owner,
                                            error_class=exc.error_class, message=str(exc),
-                                           retry=retry, retry_after_s=retry_after)
+                                           retry=retry, retry_after_s=retry_after,
+                                           evidence=exc.evidence or None)
         except LeaseLost:
             return
         self._finished.append((now, False, exc.error_class, task.platform))

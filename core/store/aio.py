@@ -54,10 +54,11 @@ class AsyncStore:
         self.sync._room_freed()
 
     async def fail(self, task_id: int, owner: str, *, error_class: str, message: str,
-                   retry: bool = True, retry_after_s: float | None = None) -> TaskState:
+                   retry: bool = True, retry_after_s: float | None = None,
+                   evidence: dict[str, str] | None = None) -> TaskState:
         state: TaskState = await asyncio.wrap_future(self.sync.submit_op(self.sync.fail_op(
             task_id, owner, error_class=error_class, message=message, retry=retry,
-            retry_after_s=retry_after_s)))
+            retry_after_s=retry_after_s, evidence=evidence)))
         return state
 
     async def save_checkpoint(self, task_id: int, owner: str, checkpoint: dict[str, Any]) -> None:

@@ -76,6 +76,7 @@ class TaskRecord:
     results: dict[str, Any] | None
     error_class: str | None
     last_error: str | None
+    evidence: dict[str, str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}

@@ -112,8 +112,15 @@ CREATE TABLE metrics_minutes (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
-FRESH_SCHEMA: str = _V1 + _V2
+# v3: where the evidence of a task's last failed attempt is (screenshot, DOM, logs).
+_V3 = """
+ALTER TABLE tasks ADD COLUMN evidence TEXT;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+FRESH_SCHEMA: str = _V1.replace(
+    "    last_error      TEXT\n);",
+    "    last_error      TEXT,\n    evidence        TEXT\n);") + _V2
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

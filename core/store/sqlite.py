@@ -96,7 +96,8 @@ def domain_of(url: str) -> str:
 _TASK_COLUMNS = """t.id, t.key, t.type, s.name AS shop, s.platform, s.domain, t.state,
     t.state_reason, t.prio_key, t.band, t.preemptible, t.created_at, t.updated_at,
     t.not_before, t.deadline, t.attempts, t.max_attempts, t.lease_owner, t.lease_until,
-    t.started_at, t.finished_at, t.spec, t.checkpoint, t.results, t.error_class, t.last_error"""
+    t.started_at, t.finished_at, t.spec, t.checkpoint, t.results, t.error_class, t.last_error,
+    t.evidence"""
 
 
 class SqliteStore:
@@ -647,19 +648,23 @@ class SqliteStore:
         return op
 
     def fail(self, task_id: int, owner: str, *, error_class: str, message: str,
-             retry: bool = True, retry_after_s: float | None = None) -> TaskState:
+             retry: bool = True, retry_after_s: float | None = None,
+             evidence: dict[str, str] | None = None) -> TaskState:
         """Record a failed attempt: requeue with back-off and retry bonus, or fail for good.
 
         Returns the task's new state (``queued`` or ``failed``).
         """
         state: TaskState = self._call(self.fail_op(
             task_id, owner, error_class=error_class, message=message, retry=retry,
-            retry_after_s=retry_after_s))
+            retry_after_s=retry_after_s, evidence=evidence))
         return state
 
     def fail_op(self, task_id: int, owner: str, *, error_class: str, message: str,
-                retry: bool = True, retry_after_s: float | None = None
+                retry: bool = True, retry_after_s: float | None = None,
+                evidence: dict[str, str] | None = None
                 ) -> Callable[[sqlite3.Connection], TaskState]:
+        ev = json.dumps(evidence, ensure_ascii=False) if evidence else None
+
         def op(conn: sqlite3.Connection) -> TaskState:
             now = self.clock.now()
             row = conn.execute(
@@ -675,8 +680,8 @@ class SqliteStore:
                 self._finish_running(
                     conn, task_id, owner,
                     "state = 'failed', state_reason = ?, finished_at = ?, updated_at = ?, "
-                    "error_class = ?, last_error = ?",
-                    (f"{error_class}: {why}", now, now, error_class, msg))
+                    "error_class = ?, last_error = ?, evidence = coalesce(?, evidence)",
+                    (f"{error_class}: {why}", now, now, error_class, msg, ev))
                 return TaskState.FAILED
             delay = min(self._q.retry_backoff_s * 2 ** (attempts - 1), self._q.retry_backoff_max_s)
             if retry_after_s is not None:
@@ -684,10 +689,11 @@ class SqliteStore:
             self._finish_running(
                 conn, task_id, owner,
                 "state = 'queued', state_reason = ?, not_before = ?, prio_key = ?, "
-                "updated_at = ?, error_class = ?, last_error = ?",
+                "updated_at = ?, error_class = ?, last_error = ?, "
+                "evidence = coalesce(?, evidence)",
                 (f"{error_class}: retry {attempts + 1}/{max_attempts} in {delay:.0f}s",
                  now + delay, self._key(base, urg, attempts, bump, created), now,
-                 error_class, msg))
+                 error_class, msg, ev))
             return TaskState.QUEUED
         return op
 
@@ -874,7 +880,8 @@ class SqliteStore:
             params=spec.get("params", {}), steps=spec.get("steps"),
             checkpoint=json.loads(r["checkpoint"]) if r["checkpoint"] else None,
             results=json.loads(r["results"]) if r["results"] else None,
-            error_class=r["error_class"], last_error=r["last_error"])
+            error_class=r["error_class"], last_error=r["last_error"],
+            evidence=json.loads(r["evidence"]) if r["evidence"] else None)
 
     def counts(self) -> dict[str, int]:
         rows = self._reader().execute("SELECT state, n FROM state_counts").fetchall()

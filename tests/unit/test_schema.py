@@ -12,11 +12,20 @@ from core.store import SqliteStore, check_sqlite_version
 from core.store.schema import FRESH_SCHEMA, MIGRATIONS, SCHEMA_VERSION, _script, migrate
 
 
-def _shape(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+def _shape(conn: sqlite3.Connection) -> list[tuple[str, str, object]]:
+    """Tables by their columns (ALTER TABLE rewrites the stored SQL text), the rest by SQL."""
     rows = conn.execute(
         "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
     ).fetchall()
-    return [(t, n, " ".join((s or "").split())) for t, n, s in rows]
+    out: list[tuple[str, str, object]] = []
+    for kind, name, sql in rows:
+        if kind == "table":
+            cols = conn.execute(f"PRAGMA table_xinfo({name})").fetchall()
+            fks = conn.execute(f"PRAGMA foreign_key_list({name})").fetchall()
+            out.append((kind, name, (cols, fks)))
+        else:
+            out.append((kind, name, " ".join((sql or "").split())))
+    return out
 
 
 def test_migrations_in_order_equal_the_fresh_schema(tmp_path: Path) -> None:

@@ -1,0 +1,94 @@
+"""The executor that does the real work: a task's flow, run by the flow runner in a fresh
+browser context from the pool, with its shop's session and credentials."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from ..browser.pool import BrowserPool, SessionStore
+from ..config import Settings
+from ..flows import Checkpoint, FlowRegistry, ShopInfo, StepEvent, default_asset_dirs, run_flow
+from ..paths import data_dir
+from ..secrets import decrypt_password
+from ..store import ClaimedTask, SqliteStore, domain_of
+from ..vault import Vault
+from .engine import Outcome, TaskControl
+
+
+class BrowserExecutor:
+    """Runs a claimed task's flow on a page from the pool.
+
+    Args:
+        settings: the configuration (pool, browser, flows, assets).
+        store: where shops (and their encrypted passwords) are read from.
+        pool: the browser pool (default: one built from the settings, sessions in the vault).
+        registry: the flows (default: loaded from resources/flows and ``[flows] dirs``).
+        home: the data folder for evidence, sessions and the vault key.
+    """
+
+    def __init__(self, settings: Settings, store: SqliteStore, *, pool: BrowserPool | None = None,
+                 registry: FlowRegistry | None = None, home: Path | None = None,
+                 vault: Vault | None = None) -> None:
+        self.settings = settings
+        self.store = store
+        self.home = home or data_dir()
+        self.vault = vault or Vault.open(self.home)
+        self.pool = pool or BrowserPool(
+            settings.pool, settings.browser,
+            sessions=SessionStore(self.home / "sessions", self.vault))
+        self.registry = registry or FlowRegistry.load([Path(d) for d in settings.flows.dirs])
+        self.asset_dirs = default_asset_dirs(settings.assets.dirs)
+        self.evidence_root = self.home / "evidence"
+
+    @property
+    def capacity(self) -> int:
+        return self.pool.capacity
+
+    async def start(self) -> None:
+        await self.pool.start()
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    def resources(self) -> dict[str, int]:
+        st = self.pool.stats()
+        return {"browsers": st.browsers_alive, "contexts": st.contexts_alive}
+
+    def _shop_info(self, name: str) -> ShopInfo:
+        shop = self.store.shop(name)
+        password = decrypt_password(self.store.shop_password_enc(name), vault=self.vault)
+        return ShopInfo(name=shop.name, platform=shop.platform, base_url=shop.base_url,
+                        username=shop.username, password=password)
+
+    async def execute(self, task: ClaimedTask, ctl: TaskControl) -> Outcome:
+        flow = self.registry.flow_for(task.flow, task.steps)
+        shop = await asyncio.to_thread(self._shop_info, task.shop)
+        checkpoint = Checkpoint.from_dict(task.checkpoint) if task.checkpoint else None
+        evidence_dir = self.evidence_root / str(task.id) / f"attempt-{task.attempts}"
+        steps = len(flow.steps)
+
+        async def save(cp: Checkpoint) -> None:
+            await ctl.checkpoint(cp.to_dict())
+
+        async def gate(url: str) -> None:
+            try:
+                domain = domain_of(url)
+            except Exception:  # about:blank and the like still pass the global gate
+                domain = task.domain
+            await ctl.gate(domain)
+
+        def on_step(ev: StepEvent) -> None:
+            if ev.index is not None and ev.status == "started":
+                ctl.progress(ev.index + 1, steps, ev.name or ev.action)
+
+        async with self.pool.task_context(task.shop) as tc:
+            ctl.browser_id = tc.browser_id
+            result = await run_flow(
+                tc.page, flow, params=task.params, shop=shop, checkpoint=checkpoint,
+                save_checkpoint=save, evidence_dir=evidence_dir,
+                step_timeout_s=self.settings.pool.step_timeout_s, before_network=gate,
+                on_step=on_step, should_yield=ctl.should_yield, asset_dirs=self.asset_dirs)
+        cp: dict[str, Any] | None = result.checkpoint.to_dict() if result.checkpoint else None
+        return Outcome(result.status, dict(result.results), cp)

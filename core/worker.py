@@ -1,0 +1,112 @@
+"""``shopfleet worker``: the engine without a window, and its live text summary.
+
+SIGINT or SIGTERM stop it gracefully: running tasks reach a safe step, checkpoint, and go back
+to the queue; a second signal aborts what is left (still released, with its checkpoint).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
+
+from .engine import Engine, EngineStatistics
+from .engine.build import build_engine, open_store
+from .events import BreakerChanged, EngineProblem, Event, GateHeld, TaskStateChanged
+
+if TYPE_CHECKING:
+    from .cli import Cli
+
+
+def summary_line(s: EngineStatistics) -> str:
+    open_breakers = [b.name for b in s.breakers if b.state.value != "closed"]
+    rate = f"{s.success_rate * 100:.0f}%" if s.success_rate is not None else "-"
+    parts = [
+        f"running {s.running}/{s.slots}", f"queued {s.queued}",
+        f"done/min {s.done_per_min}", f"failed/min {s.failed_per_min}", f"success {rate}",
+        f"oldest {s.oldest_wait_s:.0f}s", f"browsers {s.browsers_alive}",
+    ]
+    if open_breakers:
+        parts.append("breakers open: " + ", ".join(open_breakers))
+    return " | ".join(parts)
+
+
+def event_printer(out: TextIO) -> Callable[[Event], None]:
+    """Print the events a person watching a worker cares about, one line each."""
+    def show(ev: Event) -> None:
+        if isinstance(ev, TaskStateChanged) and ev.state != "running":
+            out.write(f"  task {ev.task_id:<6} {ev.shop:<10} {ev.state:<8} {ev.reason}\n")
+        elif isinstance(ev, BreakerChanged):
+            out.write(f"  breaker {ev.name}: {ev.state} ({ev.reason})\n")
+        elif isinstance(ev, GateHeld):
+            out.write(f"  gate {ev.domain}: held {ev.seconds:.0f}s (Retry-After)\n")
+        elif isinstance(ev, EngineProblem):
+            out.write(f"  PROBLEM in {ev.job}: {ev.error}\n")
+        out.flush()
+    return show
+
+
+async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO = sys.stdout,
+                     summary_every_s: float = 5.0, quiet: bool = False) -> int:
+    """Run until idle (or until a signal), printing a summary; returns an exit code."""
+    loop = asyncio.get_running_loop()
+    stop_requested = asyncio.Event()
+    signals = 0
+
+    def on_signal() -> None:
+        nonlocal signals
+        signals += 1
+        if signals == 1:
+            out.write("stopping: running tasks checkpoint at their next safe step …\n")
+            stop_requested.set()
+        else:
+            out.write("aborting the rest (they are released with their checkpoints)\n")
+            asyncio.ensure_future(engine.stop(grace_s=0))
+        out.flush()
+
+    installed = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, on_signal)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError):  # Windows, or not the main thread
+            pass
+    unsubscribe = engine.bus.subscribe(event_printer(out)) if not quiet else (lambda: None)
+
+    async def summaries() -> None:
+        while True:
+            await asyncio.sleep(summary_every_s)
+            out.write(summary_line(engine.statistics()) + "\n")
+            out.flush()
+
+    ticker = asyncio.create_task(summaries())
+    try:
+        async with engine:
+            work = asyncio.create_task(engine.run_until_idle() if until_idle else engine.run())
+            stopper = asyncio.create_task(stop_requested.wait())
+            await asyncio.wait([work, stopper], return_when=asyncio.FIRST_COMPLETED)
+            stopper.cancel()
+            if not work.done():
+                await engine.stop()
+                await asyncio.wait([work])
+            work.result()
+    finally:
+        ticker.cancel()
+        unsubscribe()
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+    out.write(summary_line(engine.statistics()) + "\n")
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
+    settings = cli.settings
+    store = open_store(settings, cli.db_path)
+    cli.closers.append(store.close)
+    engine = build_engine(settings, store, slots=args.slots)
+    print(f"worker {engine.owner}: {engine.slots} slots on {cli.db_path}"
+          f"{' (until idle)' if args.until_idle else ''}; Ctrl-C stops gracefully")
+    return asyncio.run(run_worker(engine, until_idle=args.until_idle))
