@@ -975,5 +975,10 @@ class SqliteStore:
                                      (name,)).fetchone()
         return str(row[0]) if row else None
 
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """Run a read-only query on this thread's reader connection (blocking: call it off
+        any event loop). For console and CLI queries; writes are refused by SQLite."""
+        return self._reader().execute(sql, params).fetchall()
+
     def integrity_check(self) -> str:
         return str(self._reader().execute("PRAGMA integrity_check").fetchone()[0])
