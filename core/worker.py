@@ -55,6 +55,7 @@ async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO = sys.stdo
     loop = asyncio.get_running_loop()
     stop_requested = asyncio.Event()
     signals = 0
+    aborts: list[asyncio.Future[None]] = []
 
     def on_signal() -> None:
         nonlocal signals
@@ -64,7 +65,7 @@ async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO = sys.stdo
             stop_requested.set()
         else:
             out.write("aborting the rest (they are released with their checkpoints)\n")
-            asyncio.ensure_future(engine.stop(grace_s=0))
+            aborts.append(asyncio.ensure_future(engine.stop(grace_s=0)))
         out.flush()
 
     installed = []

@@ -1,0 +1,233 @@
+"""The engine with a scripted executor and a fake clock: dispatch, gates, breakers, stop."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from core.engine import BreakerState, Engine
+from core.errors import ShopFleetError
+from core.events import BreakerChanged, EngineProblem, Event, TaskStateChanged
+from core.store import SqliteStore, TaskState
+from core.testing import FakeClock, FakeExecutor
+from tests.conftest import StoreFactory
+from tests.helpers import spec
+
+
+def task(shop: str = "pdd-1", **params: Any) -> Any:
+    return spec("collect_data", shop, params=params)
+
+
+def make_engine(store: SqliteStore, clock: FakeClock, *, slots: int = 4,
+                executor: FakeExecutor | None = None) -> tuple[Engine, FakeExecutor, list[Event]]:
+    ex = executor or FakeExecutor()
+    # Gates wide open: on a fake clock a waiting gate would wait for a test to advance time.
+    settings = store.settings.with_changes(gates={
+        "global": {"rate_per_s": 1e6, "burst": 1e6},
+        "default_domain": {"rate_per_s": 1e6, "burst": 1e6}})
+    engine = Engine(store, settings, executor=ex, slots=slots, clock=clock)
+    seen: list[Event] = []
+    engine.bus.subscribe(seen.append)
+    return engine, ex, seen
+
+
+def test_runs_everything_in_priority_order_one_task_per_shop(
+        make_store: StoreFactory, clock: FakeClock) -> None:
+    store = make_store()
+    ids = store.submit_many([task("pdd-1", step_s=0.01, steps=2) for _ in range(3)]
+                            + [task("pdd-2", step_s=0.01, steps=2) for _ in range(3)]
+                            + [spec("reply_customer", "temu-1", flow="collect_data")])
+    engine, ex, seen = make_engine(store, clock)
+
+    async def go() -> None:
+        async with engine:
+            await engine.run_until_idle()
+
+    asyncio.run(go())
+    assert store.counts()["done"] == len(ids)
+    assert ex.started[0] == ids[-1]                     # the reply first
+    assert max(ex.max_by_shop.values()) == 1            # one task per shop at a time
+    assert ex.max_live <= 4
+    done = [e for e in seen if isinstance(e, TaskStateChanged) and e.state == "done"]
+    assert len(done) == len(ids)
+
+
+def test_failed_attempts_are_retried_then_fail(make_store: StoreFactory,
+                                               clock: FakeClock) -> None:
+    store = make_store(queue={"max_attempts": 2, "retry_backoff_s": 5},
+                       breakers={"failures": 100})
+    tid = store.submit(task(fake="page_changed"))
+    human = store.submit(task("pdd-2", fake="needs_human"))
+    engine, ex, _ = make_engine(store, clock)
+
+    async def go() -> None:
+        async with engine:
+            await engine.run_until_idle()
+            assert store.task(tid).state is TaskState.QUEUED      # waiting out its back-off
+            clock.advance(5)
+            await engine.run_until_idle()
+
+    asyncio.run(go())
+    assert ex.started.count(tid) == 2
+    assert store.task(tid).state is TaskState.FAILED
+    assert store.task(human).state is TaskState.FAILED          # a person is needed: no retry
+    assert ex.started.count(human) == 1
+
+
+def test_breaker_opens_on_site_failures_other_domains_keep_running_and_probe_closes_it(
+        make_store: StoreFactory, clock: FakeClock) -> None:
+    store = make_store(breakers={"failures": 3, "window_s": 60, "backoff_s": 30},
+                       queue={"max_attempts": 5, "retry_backoff_s": 0})
+    bad = store.submit_many([task("pdd-1", fake="site_failed") for _ in range(3)])
+    waiting = store.submit_many([task("pdd-2") for _ in range(4)])
+    others = store.submit_many([task("temu-1") for _ in range(3)])
+    engine, _ex, seen = make_engine(store, clock, slots=1)
+
+    async def go() -> None:
+        async with engine:
+            await engine.run_until_idle()
+            b = engine.breakers.get("pdd.shopfleet.test")
+            assert b.state is BreakerState.OPEN
+            assert all(store.task(t).state is TaskState.DONE for t in others)
+            # the open domain's tasks wait, and burn no attempts
+            pending = [store.task(t) for t in waiting if store.task(t).state
+                       is TaskState.QUEUED]
+            assert pending and all(t.attempts == 0 for t in pending)
+            for t in bad:      # the site recovered
+                store.cancel(t)
+            clock.advance(30)
+            assert b.state is BreakerState.HALF_OPEN
+            await engine.run_until_idle()
+            assert b.state is BreakerState.CLOSED
+
+    asyncio.run(go())
+    assert all(store.task(t).state is TaskState.DONE for t in waiting)
+    states = [e.state for e in seen if isinstance(e, BreakerChanged)]
+    assert states[:1] == ["open"] and states[-1] == "closed"
+
+
+def test_retry_after_holds_only_that_domain(make_store: StoreFactory, clock: FakeClock) -> None:
+    store = make_store(breakers={"failures": 100}, queue={"retry_backoff_s": 0})
+    limited = store.submit(task("pdd-1", fake="rate_limited:120"))
+    engine, _ex, _ = make_engine(store, clock, slots=2)
+
+    async def go() -> None:
+        async with engine:
+            await engine.run_until_idle()
+            rec = store.task(limited)
+            assert rec.state is TaskState.QUEUED
+            assert rec.not_before == pytest.approx(clock.now() + 120)
+            level = {g.name: g for g in engine.gates.levels()}["pdd.shopfleet.test"]
+            assert level.held_until == pytest.approx(clock.now() + 120)
+            other = store.submit(task("temu-1"))
+            await engine.run_until_idle()
+            assert store.task(other).state is TaskState.DONE   # another domain: not held
+
+    asyncio.run(go())
+
+
+def test_gate_rate_change_is_persisted_for_the_next_run(make_store: StoreFactory,
+                                                        clock: FakeClock) -> None:
+    store = make_store()
+    engine, _, _ = make_engine(store, clock)
+
+    async def change() -> None:
+        async with engine:
+            await engine.set_gate_rate("pdd.shopfleet.test", rate_per_s=0.5, burst=2)
+
+    asyncio.run(change())
+    engine2, _, _ = make_engine(store, clock)
+
+    async def check() -> None:
+        async with engine2:
+            level = {g.name: g for g in engine2.gates.levels()}["pdd.shopfleet.test"]
+            assert (level.rate_per_s, level.burst) == (0.5, 2)
+
+    asyncio.run(check())
+
+
+def test_graceful_stop_checkpoints_and_releases_running_work(make_store: StoreFactory,
+                                                             clock: FakeClock) -> None:
+    store = make_store()
+    ids = store.submit_many([task("pdd-1", steps=1000, step_s=0.005),
+                             task("pdd-2", steps=1000, step_s=0.005)])
+    engine, ex, _ = make_engine(store, clock)
+
+    async def go() -> None:
+        await engine.start()
+        runner = asyncio.create_task(engine.run())
+        while ex.live < 2:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+        await engine.stop(grace_s=10)
+        await runner
+
+    asyncio.run(go())
+    for tid in ids:
+        rec = store.task(tid)
+        assert rec.state is TaskState.QUEUED and rec.attempts == 0   # not a failed attempt
+        assert rec.checkpoint and 0 < rec.checkpoint["next_step"] < 1000
+    assert sorted(ex.yielded) == sorted(ids)
+
+
+def test_a_dead_background_job_stops_the_engine(make_store: StoreFactory, clock: FakeClock,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    store = make_store(queue={"recover_every_s": 1})
+    engine, _, seen = make_engine(store, clock)
+
+    def broken() -> list[int]:
+        raise RuntimeError("disk on fire")
+
+    async def go() -> None:
+        await engine.start()
+        monkeypatch.setattr(store, "recover_expired", broken)
+        runner = asyncio.create_task(engine.run())
+        await asyncio.sleep(0.05)
+        clock.advance(2)
+        with pytest.raises(ShopFleetError, match="background job died"):
+            await asyncio.wait_for(runner, 10)
+
+    asyncio.run(go())
+    assert any(isinstance(e, EngineProblem) and e.job == "lease-recovery" for e in seen)
+
+
+def test_statistics_snapshot(make_store: StoreFactory, clock: FakeClock) -> None:
+    store = make_store(breakers={"failures": 100})
+    store.submit_many([task("pdd-1"), task("pdd-2", fake="site_failed"),
+                       spec("reply_customer", "temu-1", priority=40, flow="collect_data")])
+    engine, _, _ = make_engine(store, clock)
+
+    async def go() -> None:
+        async with engine:
+            await engine.run_until_idle()
+            await engine._refresh_queue_snapshot()
+
+    asyncio.run(go())
+    s = engine.statistics()
+    assert s.done_per_min == 2 and s.failed_per_min == 1
+    assert s.failures_by_class == {"site_failed": 1}
+    assert s.failures_by_platform == {"pdd": 1}
+    assert s.success_rate == pytest.approx(2 / 3)
+    assert s.queued == 1 and sum(s.queued_by_band.values()) == 1
+    assert any(g.name == "*" for g in s.gates)
+    assert s.to_json()["queued"] == 1
+
+
+def test_operator_cancel_stops_a_running_task(make_store: StoreFactory,
+                                              clock: FakeClock) -> None:
+    store = make_store()
+    tid = store.submit(task(steps=1000, step_s=0.01))
+    engine, ex, _ = make_engine(store, clock)
+
+    async def go() -> None:
+        async with engine:
+            runner = asyncio.create_task(engine.run_until_idle())
+            while ex.live < 1:
+                await asyncio.sleep(0.01)
+            await engine.cancel(tid)
+            await asyncio.wait_for(runner, 10)
+
+    asyncio.run(go())
+    assert store.task(tid).state is TaskState.CANCELLED
