@@ -139,6 +139,29 @@ class BreakerSettings(_Section):
     backoff_max_s: float = Field(600.0, gt=0)
 
 
+class RescueSettings(_Section):
+    """The rescue chain: retry the step, reload and resume, then a person (a ticket)."""
+
+    step_retries: int = Field(1, ge=0, le=10)
+    """In-place retries of a failed read step (not for writes, CAPTCHAs or crashes)."""
+    step_retry_wait_s: float = Field(1.0, ge=0)
+    reload_resume: bool = True
+    """After step retries, reload the flow's start page and resume from the last checkpoint."""
+    attempt_budget_s: float = Field(300.0, gt=0)
+    """In-attempt rescue stops once an attempt has run this long."""
+    share: float = Field(0.3, gt=0, le=1)
+    """Most rescue work as a share of all attempts in the window; beyond it, escalate."""
+    window_s: float = Field(600.0, gt=0)
+    min_attempts_for_share: int = Field(20, ge=1)
+    """The share is enforced only once the window holds this many attempts."""
+    quarantine_after: int = Field(2, ge=1)
+    """Crashes of its browser or context after which a task is a poison pill."""
+    reentry_bonus: float = Field(10.0, ge=0)
+    """Points a task gets when an operator's answer sends it back (ahead of routine work)."""
+    ticket_sla_min: float = Field(30.0, gt=0)
+    """Tickets older than this are shown as over their SLA."""
+
+
 class Settings(_Section):
     """The whole configuration. Construct with :func:`load_settings` or directly in tests."""
 
@@ -151,6 +174,7 @@ class Settings(_Section):
     assets: DirsSettings = DirsSettings()
     gates: GateSettings = GateSettings()
     breakers: BreakerSettings = BreakerSettings()
+    rescue: RescueSettings = RescueSettings()
 
     def with_changes(self, **sections: dict[str, Any]) -> Settings:
         """A copy with some keys of some sections replaced, validated again."""

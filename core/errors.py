@@ -18,6 +18,7 @@
         ├── RateLimited         the site said 429/503 with Retry-After: hold the domain's gate
         ├── PageChanged         a locator is gone: the flow needs a fix or a person
         ├── NeedsHuman          login rejected, CAPTCHA: straight to a person
+        │   └── WriteOutcomeUnknown  a write was cut off mid-way and cannot be verified
         ├── BrowserCrashed      the browser or renderer died: retry on a fresh browser
         └── StepTimeout         a step did not finish in time
 """
@@ -94,6 +95,8 @@ class TaskError(ShopFleetError):
 
     error_class = "task_error"
     counts_for_breaker = False
+    step_name = ""
+    """The failed step's name (set by the executor, for tickets and the knowledge base)."""
 
     def __init__(self, message: str, *, step: int | None = None,
                  evidence: dict[str, str] | None = None) -> None:
@@ -133,6 +136,13 @@ class NeedsHuman(TaskError):
     error_class = "needs_human"
 
 
+class WriteOutcomeUnknown(NeedsHuman):
+    """A write step was in flight when an attempt died and declares no ``verify``: only a
+    person can tell whether it went through (it is never replayed blindly)."""
+
+    error_class = "write_unknown"
+
+
 class BrowserCrashed(TaskError):
     """The browser process or the page's renderer died during the attempt."""
 
@@ -146,6 +156,6 @@ class StepTimeout(SiteFailed):
 
 
 ERROR_CLASSES: tuple[str, ...] = (
-    "site_failed", "rate_limited", "page_changed", "needs_human", "browser_crashed",
-    "step_timeout", "task_error",
+    "site_failed", "rate_limited", "page_changed", "needs_human", "write_unknown",
+    "browser_crashed", "step_timeout", "task_error",
 )

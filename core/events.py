@@ -43,6 +43,22 @@ class TaskProgress(Event):
 
 
 @dataclass(frozen=True)
+class TicketOpened(Event):
+    ticket_id: int
+    task_id: int
+    shop: str
+    error_class: str
+    error: str
+
+
+@dataclass(frozen=True)
+class TicketAnswered(Event):
+    ticket_id: int
+    task_id: int
+    action: str
+
+
+@dataclass(frozen=True)
 class TaskBumped(Event):
     task_id: int
     score: float

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..browser.pool import BrowserPool, SessionStore
 from ..config import Settings
+from ..errors import BrowserCrashed, NeedsHuman, RateLimited, TaskError
 from ..flows import Checkpoint, FlowRegistry, ShopInfo, StepEvent, default_asset_dirs, run_flow
 from ..paths import data_dir
 from ..secrets import decrypt_password
@@ -68,6 +69,7 @@ class BrowserExecutor:
         checkpoint = Checkpoint.from_dict(task.checkpoint) if task.checkpoint else None
         evidence_dir = self.evidence_root / str(task.id) / f"attempt-{task.attempts}"
         steps = len(flow.steps)
+        reloaded = False
 
         async def save(cp: Checkpoint) -> None:
             await ctl.checkpoint(cp.to_dict())
@@ -83,12 +85,30 @@ class BrowserExecutor:
             if ev.index is not None and ev.status == "started":
                 ctl.progress(ev.index + 1, steps, ev.name or ev.action)
 
+        rescue = self.settings.rescue
         async with self.pool.task_context(task.shop) as tc:
             ctl.browser_id = tc.browser_id
-            result = await run_flow(
-                tc.page, flow, params=task.params, shop=shop, checkpoint=checkpoint,
-                save_checkpoint=save, evidence_dir=evidence_dir,
-                step_timeout_s=self.settings.pool.step_timeout_s, before_network=gate,
-                on_step=on_step, should_yield=ctl.should_yield, asset_dirs=self.asset_dirs)
+            while True:
+                try:
+                    result = await run_flow(
+                        tc.page, flow, params=task.params, shop=shop, checkpoint=checkpoint,
+                        save_checkpoint=save, evidence_dir=evidence_dir,
+                        step_timeout_s=self.settings.pool.step_timeout_s,
+                        before_network=gate, on_step=on_step, should_yield=ctl.should_yield,
+                        asset_dirs=self.asset_dirs, step_retries=rescue.step_retries,
+                        step_retry_wait_s=rescue.step_retry_wait_s)
+                    break
+                except TaskError as exc:
+                    if exc.step is not None and 0 <= exc.step < steps:
+                        st = flow.steps[exc.step]
+                        exc.step_name = st.name or f"{exc.step}:{st.action}"
+                    # Second level of the rescue chain: reload the start page and resume
+                    # from the last checkpoint, once per attempt, in the same context.
+                    if (isinstance(exc, NeedsHuman | BrowserCrashed | RateLimited)
+                            or not rescue.reload_resume or reloaded or not ctl.may_rescue()):
+                        raise
+                    reloaded = True
+                    last = ctl.last_checkpoint
+                    checkpoint = Checkpoint.from_dict(last) if last else None
         cp: dict[str, Any] | None = result.checkpoint.to_dict() if result.checkpoint else None
         return Outcome(result.status, dict(result.results), cp)

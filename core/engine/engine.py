@@ -25,11 +25,11 @@ from ..config import Settings
 from ..errors import (
     BrowserCrashed,
     LeaseLost,
-    NeedsHuman,
     RateLimited,
     Refused,
     ShopFleetError,
     TaskError,
+    WriteOutcomeUnknown,
 )
 from ..events import (
     BreakerChanged,
@@ -45,11 +45,15 @@ from ..events import (
     TaskProgress,
     TasksSubmitted,
     TaskStateChanged,
+    TicketAnswered,
+    TicketOpened,
 )
 from ..specs import TaskSpec
 from ..store import AsyncStore, ClaimedTask, SqliteStore, new_owner_id
+from ..tickets import Rule, Signature, TicketBook
 from .breakers import Breakers, BreakerState, BreakerView
 from .gates import GateLevel, RateGates
+from .rescue import RescueBudget, Verdict, crash_op, decide, rule_op, signature_of
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +93,17 @@ class TaskControl:
 
     def should_yield(self) -> bool:
         return self.yield_requested
+
+    def may_rescue(self) -> bool:
+        """May the executor spend a rescue (a reload-and-resume) now? Counts it if so."""
+        budget = self._engine.rescue_budget
+        if self.yield_requested or not budget.allows():
+            return False
+        elapsed = self._engine.clock.now() - self.started_at
+        if elapsed > self._engine.settings.rescue.attempt_budget_s:
+            return False
+        budget.rescue()
+        return True
 
     def progress(self, step: int, steps: int, name: str) -> None:
         self.step, self.steps, self.step_name = step, steps, name
@@ -149,6 +164,8 @@ class EngineStatistics:
     failed_per_min: int
     failures_by_class: dict[str, int]
     failures_by_platform: dict[str, int]
+    failures_hour_by_class: dict[str, int]
+    failures_hour_by_platform: dict[str, int]
     success_rate: float | None
     gates: list[GateLevel]
     breakers: list[BreakerView]
@@ -195,6 +212,9 @@ class Engine:
         self._changed_gates: set[str] = set()
         self.gates = RateGates(self.settings.gates, clock=clock, on_change=self._gate_changed)
         self.breakers = Breakers(self.settings.breakers, clock=clock)
+        self.tickets = TicketBook(store)
+        self.rescue_budget = RescueBudget(self.settings.rescue, clock)
+        self._open_tickets = 0
         self._running: dict[int, tuple[asyncio.Task[None], TaskControl]] = {}
         self._wake: asyncio.Event | None = None
         self._stopping = False
@@ -219,6 +239,8 @@ class Engine:
         if self._started:
             return
         self._started = True
+        self._stopping = False
+        self._problem = None
         self._wake = asyncio.Event()
         saved = await asyncio.to_thread(self.store.meta, "gate_rates")
         if saved:
@@ -319,6 +341,7 @@ class Engine:
             probe_domains=self.breakers.probing_domains())
         claimed: list[ClaimedTask] = await asyncio.wrap_future(self.store.submit_op(op))
         for task in claimed:
+            self.rescue_budget.attempt()
             ctl = TaskControl(self, task)
             runner = asyncio.create_task(self._run_task(task, ctl), name=f"task-{task.id}")
             self._running[task.id] = (runner, ctl)
@@ -377,10 +400,17 @@ class Engine:
             self._poke()
 
     async def _done(self, task: ClaimedTask, outcome: Outcome, probe: bool) -> None:
+        ack = self.store.ack_op(task.id, task.lease_owner, results=outcome.results)
+        close = self.tickets.close_for_task_op(task.id)
+
+        def op(conn: Any) -> None:
+            ack(conn)
+            close(conn)
         try:
-            await self.astore.ack(task.id, task.lease_owner, results=outcome.results)
+            await asyncio.wrap_future(self.store.submit_op(op))
         except LeaseLost:
             return
+        self.store._room_freed()
         self.completed += 1
         self._finished.append((self.clock.now(), True, "", task.platform))
         if self.breakers.get(task.domain).record_success(probe=probe):
@@ -416,17 +446,50 @@ class Engine:
             breaker.probe_abandoned()  # the task's own problem says nothing about the site
         if isinstance(exc, BrowserCrashed) and self.breakers.pool.record_failure():
             self._breaker_event(self.breakers.pool.name, "browsers keep crashing")
-        retry = not isinstance(exc, NeedsHuman)
+        self._finished.append((now, False, exc.error_class, task.platform))
+        sig = signature_of(task, exc)
+        rule, crashes = await asyncio.to_thread(self._rescue_facts, task, sig)
+        d = decide(task, exc, crashes=crashes, rule=rule, settings=self.settings.rescue,
+                   budget=self.rescue_budget)
+        reason = f"{exc.error_class}: {exc}"
         try:
-            state = await self.astore.fail(task.id, task.lease_owner,
-                                           error_class=exc.error_class, message=str(exc),
-                                           retry=retry, retry_after_s=retry_after,
-                                           evidence=exc.evidence or None)
+            if d.verdict is Verdict.RULE:
+                assert d.rule is not None
+                state = await asyncio.wrap_future(self.store.submit_op(
+                    rule_op(self.store, self.tickets, task, exc, d.rule)))
+                reason = d.reason
+            elif d.verdict is Verdict.TICKET:
+                tid = await asyncio.wrap_future(self.store.submit_op(self.tickets.open_op(
+                    task.id, task.lease_owner, signature=sig, step=exc.step, error=str(exc),
+                    evidence=exc.evidence,
+                    kind="write_unknown" if isinstance(exc, WriteOutcomeUnknown) else "failure",
+                    reason=f"ticket: {d.reason}: {exc.error_class}")))
+                state = "waiting_human"
+                self.bus.publish(TicketOpened(now, tid, task.id, task.shop, exc.error_class,
+                                              str(exc)[:300]))
+            elif d.verdict is Verdict.QUARANTINE:
+                state = await asyncio.wrap_future(self.store.submit_op(crash_op(
+                    self.store, task, exc, quarantine=True, evidence=exc.evidence)))
+                reason = d.reason
+            elif isinstance(exc, BrowserCrashed):
+                self.rescue_budget.rescue()
+                state = await asyncio.wrap_future(self.store.submit_op(crash_op(
+                    self.store, task, exc, quarantine=False, evidence=exc.evidence)))
+            else:
+                self.rescue_budget.rescue()
+                st = await self.astore.fail(task.id, task.lease_owner,
+                                            error_class=exc.error_class, message=str(exc),
+                                            retry=True, retry_after_s=retry_after,
+                                            evidence=exc.evidence or None)
+                state = st.value
         except LeaseLost:
             return
-        self._finished.append((now, False, exc.error_class, task.platform))
-        self.bus.publish(TaskStateChanged(now, task.id, task.shop, state.value,
-                                          f"{exc.error_class}: {exc}"))
+        self.bus.publish(TaskStateChanged(now, task.id, task.shop, state, reason))
+
+    def _rescue_facts(self, task: ClaimedTask, sig: Signature) -> tuple[Rule | None, int]:
+        rule = self.tickets.matching_rule(sig)
+        rows = self.store.read("SELECT crashes FROM tasks WHERE id = ?", (task.id,))
+        return rule, int(rows[0][0]) if rows else 0
 
     def _breaker_event(self, name: str, reason: str) -> None:
         v = self.breakers.get(name).view()
@@ -490,7 +553,8 @@ class Engine:
         st = await self.astore.status()
         bands = await asyncio.to_thread(self.store.queue_bands, urgent_at=p.preempt_threshold,
                                         low_below=min(p.types.values(), default=0.0) + 1.0)
-        self._queue_snapshot = {"status": st, "bands": bands}
+        tickets = await asyncio.to_thread(self.tickets.open_count)
+        self._queue_snapshot = {"status": st, "bands": bands, "open_tickets": tickets}
 
     @staticmethod
     def _minute_row(s: EngineStatistics) -> dict[str, Any]:
@@ -499,6 +563,7 @@ class Engine:
             "failed": s.failed_per_min, "success_rate": s.success_rate,
             "oldest_wait_s": s.oldest_wait_s, "failures_by_class": s.failures_by_class,
             "failures_by_platform": s.failures_by_platform,
+            "failures_hour_by_class": s.failures_hour_by_class,
             "preemptions_per_hour": s.preemptions_per_hour,
             "resume_success_rate": s.resume_success_rate, "open_tickets": s.open_tickets,
             "breakers_open": sum(1 for b in s.breakers if b.state is not BreakerState.CLOSED),
@@ -517,6 +582,8 @@ class Engine:
         by_class = Counter(f[2] for f in last_min if not f[1])
         by_platform = Counter(f[3] for f in last_min if not f[1])
         hour = list(self._finished)
+        hour_class = Counter(f[2] for f in hour if not f[1])
+        hour_platform = Counter(f[3] for f in hour if not f[1])
         rate = (sum(1 for f in hour if f[1]) / len(hour)) if hour else None
         snap = self._queue_snapshot
         st = snap.get("status")
@@ -529,7 +596,9 @@ class Engine:
             score_spread=spread, over_hard_age=st.hard_aged if st else 0,
             oldest_wait_s=st.oldest_wait_s if st else 0.0, done_per_min=done,
             failed_per_min=failed, failures_by_class=dict(by_class),
-            failures_by_platform=dict(by_platform), success_rate=rate,
+            failures_by_platform=dict(by_platform), failures_hour_by_class=dict(hour_class),
+            failures_hour_by_platform=dict(hour_platform), success_rate=rate,
+            open_tickets=int(snap.get("open_tickets", 0)),
             gates=self.gates.levels(), breakers=self.breakers.views(),
             browsers_alive=res.get("browsers", 0), contexts_alive=res.get("contexts", 0),
             problems=(repr(self._problem),) if self._problem else ())
@@ -586,6 +655,35 @@ class Engine:
     def _gate_changed(self, name: str, rate: float, burst: float) -> None:
         self._changed_gates.add(name)
         self.bus.publish(GateChanged(self.clock.now(), name, rate, burst))
+
+    async def answer_ticket(self, ticket_id: int, action: str, *, note: str = "",
+                            make_rule: str | None = None,
+                            rule_delay_s: float = 600.0) -> Changes:
+        """Answer a ticket (retry / resume / skip / done / cancel), optionally making a rule."""
+        t = await asyncio.to_thread(self.tickets.answer, ticket_id, action, note=note,
+                                    make_rule=make_rule, rule_delay_s=rule_delay_s)
+        self.bus.publish(TicketAnswered(self.clock.now(), ticket_id, t.task_id, action))
+        rec = await self.astore.task(t.task_id)
+        self.bus.publish(TaskStateChanged(self.clock.now(), t.task_id, rec.shop,
+                                          rec.state.value, rec.state_reason))
+        self._poke()
+        return Changes(tasks=True, tickets=True, detail={"ticket": t.to_json()})
+
+    async def release_quarantined(self, task_id: int) -> Changes:
+        await asyncio.to_thread(self.tickets.release, task_id)
+        rec = await self.astore.task(task_id)
+        self.bus.publish(TaskStateChanged(self.clock.now(), task_id, rec.shop, "queued",
+                                          rec.state_reason))
+        self._poke()
+        return Changes(tasks=True)
+
+    async def set_rule_enabled(self, rule_id: int, enabled: bool) -> Changes:
+        await asyncio.to_thread(self.tickets.set_rule_enabled, rule_id, enabled)
+        return Changes(tickets=True)
+
+    async def delete_rule(self, rule_id: int) -> Changes:
+        await asyncio.to_thread(self.tickets.delete_rule, rule_id)
+        return Changes(tickets=True)
 
     async def set_breaker(self, name: str, state: Literal["open", "closed"]) -> Changes:
         self.breakers.get(name).force(BreakerState(state))

@@ -70,6 +70,7 @@ from ..errors import (
     SpecError,
     StepTimeout,
     TaskError,
+    WriteOutcomeUnknown,
 )
 from .evidence import capture_evidence, redact_text
 from .models import (
@@ -274,6 +275,8 @@ async def run_flow(
     should_yield: Callable[[], bool] | None = None,
     human_markers: Sequence[str] = DEFAULT_HUMAN_MARKERS,
     asset_dirs: Sequence[Path] | None = None,
+    step_retries: int = 0,
+    step_retry_wait_s: float = 1.0,
 ) -> RunResult:
     """Run a flow in a page (see the module docstring for the rules).
 
@@ -292,6 +295,9 @@ async def run_flow(
         human_markers: locators that mean a person must take over.
         asset_dirs: folders ``upload_file`` may read from (default: the demo site's assets;
             pass :func:`~core.flows.placeholders.default_asset_dirs` of ``[assets] dirs``).
+        step_retries: the rescue chain's first level — in-place retries of a failed *read*
+            step (site failure, timeout, missing locator) after ``step_retry_wait_s``. Write
+            steps, CAPTCHAs, rate limits and crashes are never retried here.
 
     Returns:
         ``RunResult`` with status ``done`` or ``yielded``.
@@ -306,6 +312,8 @@ async def run_flow(
                before_network=before_network, on_step=on_step, should_yield=should_yield,
                human_markers=tuple(human_markers),
                asset_dirs=list(asset_dirs) if asset_dirs is not None else default_asset_dirs())
+    run.step_retries = step_retries
+    run.step_retry_wait_s = step_retry_wait_s
     run.attach()
     try:
         return await run.execute(checkpoint)
@@ -344,6 +352,9 @@ class _Run:
         self.deadline = 0.0
         self.timer: asyncio.Timeout | None = None
         self.grace_s = 0.0
+        self.step_retries = 0
+        self.step_retry_wait_s = 1.0
+        self.retried = 0
         self._listeners: list[tuple[str, Callable[..., None]]] = [
             ("console", self._on_console), ("pageerror", self._on_pageerror),
             ("crash", self._on_crash), ("response", self._on_response),
@@ -472,9 +483,24 @@ class _Run:
                 await self.settle_in_flight(i, step)
                 if i in self.writes_done:
                     continue
-            await self.timed_step(i, step, partial(self.step_body, i, step, False))
+            await self.run_step(i, step)
         final = self.saved if self.saved is not None else self.checkpoint(len(steps))
         return RunResult("done", dict(self.results), final, tuple(self.log))
+
+    async def run_step(self, i: int, step: Step) -> None:
+        """A step, retried in place on a passing failure (read steps only)."""
+        tries = 0
+        while True:
+            try:
+                await self.timed_step(i, step, partial(self.step_body, i, step, False))
+                return
+            except (SiteFailed, PageChanged) as err:
+                if (isinstance(err, RateLimited) or step.write or self.in_flight == i
+                        or self.crashed or tries >= self.step_retries):
+                    raise
+                tries += 1
+                self.retried += 1
+                await asyncio.sleep(self.step_retry_wait_s)
 
     def validate_checkpoint(self, cp: Checkpoint) -> None:
         n = len(self.flow.steps)
@@ -506,7 +532,7 @@ class _Run:
         """Decide what became of a write that was in flight when the last attempt stopped."""
         verify = step.verify
         if verify is None:
-            err = NeedsHuman(
+            err = WriteOutcomeUnknown(
                 f"{step_label(i, step)}: the write was interrupted and its outcome is unknown; "
                 "the step declares no verify, so a person must check the site", step=i)
             await self.fail(i, step, err, 0)

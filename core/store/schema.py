@@ -117,10 +117,69 @@ _V3 = """
 ALTER TABLE tasks ADD COLUMN evidence TEXT;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+# v4: humans in the loop — exception tickets, the knowledge base of answers, rules made
+# from answers; and a task's crash count (poison pills go to quarantine).
+_V4_TABLES = """
+CREATE TABLE tickets (
+    id          INTEGER PRIMARY KEY,
+    task_id     INTEGER NOT NULL REFERENCES tasks(id),
+    state       TEXT NOT NULL,
+    kind        TEXT NOT NULL DEFAULT 'failure',
+    opened_at   REAL NOT NULL,
+    answered_at REAL,
+    closed_at   REAL,
+    shop        TEXT NOT NULL,
+    platform    TEXT NOT NULL,
+    domain      TEXT NOT NULL,
+    task_type   TEXT NOT NULL,
+    step        INTEGER,
+    step_name   TEXT NOT NULL DEFAULT '',
+    error_class TEXT NOT NULL,
+    error       TEXT NOT NULL,
+    signature   TEXT NOT NULL,
+    evidence    TEXT,
+    action      TEXT,
+    note        TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX tickets_state ON tickets (state, id);
+CREATE INDEX tickets_task ON tickets (task_id, id);
+CREATE TABLE kb_answers (
+    id          INTEGER PRIMARY KEY,
+    signature   TEXT NOT NULL,
+    ticket_id   INTEGER NOT NULL REFERENCES tickets(id),
+    at          REAL NOT NULL,
+    platform    TEXT NOT NULL,
+    task_type   TEXT NOT NULL,
+    step_name   TEXT NOT NULL,
+    error_class TEXT NOT NULL,
+    error_norm  TEXT NOT NULL,
+    action      TEXT NOT NULL,
+    note        TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX kb_answers_signature ON kb_answers (signature, id);
+CREATE TABLE rules (
+    id          INTEGER PRIMARY KEY,
+    signature   TEXT NOT NULL,
+    action      TEXT NOT NULL,
+    delay_s     REAL NOT NULL DEFAULT 0,
+    note        TEXT NOT NULL DEFAULT '',
+    enabled     INTEGER NOT NULL DEFAULT 1,
+    created_at  REAL NOT NULL,
+    from_answer INTEGER REFERENCES kb_answers(id),
+    hits        INTEGER NOT NULL DEFAULT 0,
+    description TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX rules_signature ON rules (signature) WHERE enabled = 1;
+"""
+_V4 = """
+ALTER TABLE tasks ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;
+""" + _V4_TABLES
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 FRESH_SCHEMA: str = _V1.replace(
     "    last_error      TEXT\n);",
-    "    last_error      TEXT,\n    evidence        TEXT\n);") + _V2
+    "    last_error      TEXT,\n    evidence        TEXT,\n"
+    "    crashes         INTEGER NOT NULL DEFAULT 0\n);") + _V2 + _V4_TABLES
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

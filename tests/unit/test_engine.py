@@ -54,11 +54,11 @@ def test_runs_everything_in_priority_order_one_task_per_shop(
     assert len(done) == len(ids)
 
 
-def test_failed_attempts_are_retried_then_fail(make_store: StoreFactory,
-                                               clock: FakeClock) -> None:
+def test_failed_attempts_are_retried_then_become_a_ticket(make_store: StoreFactory,
+                                                         clock: FakeClock) -> None:
     store = make_store(queue={"max_attempts": 2, "retry_backoff_s": 5},
                        breakers={"failures": 100})
-    tid = store.submit(task(fake="page_changed"))
+    tid = store.submit(task(fake="site_failed"))
     human = store.submit(task("pdd-2", fake="needs_human"))
     engine, ex, _ = make_engine(store, clock)
 
@@ -71,9 +71,11 @@ def test_failed_attempts_are_retried_then_fail(make_store: StoreFactory,
 
     asyncio.run(go())
     assert ex.started.count(tid) == 2
-    assert store.task(tid).state is TaskState.FAILED
-    assert store.task(human).state is TaskState.FAILED          # a person is needed: no retry
+    assert store.task(tid).state is TaskState.WAITING_HUMAN     # attempts spent: a person
+    assert store.task(human).state is TaskState.WAITING_HUMAN   # straight to a person
     assert ex.started.count(human) == 1
+    open_tickets = engine.tickets.tickets()
+    assert {t.task_id for t in open_tickets} == {tid, human}
 
 
 def test_breaker_opens_on_site_failures_other_domains_keep_running_and_probe_closes_it(

@@ -1,0 +1,177 @@
+"""The rescue chain's engine side: what happens to a failed attempt.
+
+In-attempt levels run in the executor (retry the step in place, then reload the flow's start
+page and resume from the last checkpoint). When the attempt still fails, :func:`decide` picks,
+by the error's type, the rules and the budgets:
+
+* a rule for the failure's signature resolves it on its own (retry later / skip / a person);
+* ``NeedsHuman`` (CAPTCHA, login rejected, a write of unknown outcome) → a ticket at once;
+* ``BrowserCrashed`` → requeued for a fresh browser, or *quarantine* once the task has crashed
+  ``quarantine_after`` times (a poison pill is not handed out again);
+* ``PageChanged`` → a ticket (the in-attempt retries did not help; a person must look);
+* site failures, timeouts, rate limits, internal errors → requeued with back-off while
+  attempts are left and the engine's rescue share is not exceeded, else a ticket.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import sqlite3
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..clock import Clock
+from ..config import RescueSettings
+from ..errors import BrowserCrashed, NeedsHuman, PageChanged, TaskError, WriteOutcomeUnknown
+from ..store import ClaimedTask, SqliteStore
+from ..tickets import Rule, RuleAction, Signature, TicketBook, normalise_error
+
+
+class Verdict(enum.StrEnum):
+    REQUEUE = "requeue"
+    TICKET = "ticket"
+    QUARANTINE = "quarantine"
+    RULE = "rule"
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: Verdict
+    reason: str
+    rule: Rule | None = None
+
+
+def signature_of(task: ClaimedTask, exc: TaskError) -> Signature:
+    step = exc.step_name or (f"step {exc.step}" if exc.step is not None else "")
+    return Signature(task.platform, task.type, step, exc.error_class,
+                     normalise_error(str(exc)))
+
+
+class RescueBudget:
+    """Caps rescue work at a share of all attempts in a sliding window."""
+
+    def __init__(self, settings: RescueSettings, clock: Clock) -> None:
+        self.settings = settings
+        self.clock = clock
+        self._attempts: deque[float] = deque()
+        self._rescues: deque[float] = deque()
+
+    def _trim(self) -> None:
+        edge = self.clock.now() - self.settings.window_s
+        for d in (self._attempts, self._rescues):
+            while d and d[0] < edge:
+                d.popleft()
+
+    def attempt(self) -> None:
+        self._attempts.append(self.clock.now())
+
+    def rescue(self) -> None:
+        self._rescues.append(self.clock.now())
+
+    def allows(self) -> bool:
+        """May one more rescue (retry, resume, requeue) happen now?"""
+        self._trim()
+        n = len(self._attempts)
+        if n < self.settings.min_attempts_for_share:
+            return True
+        return (len(self._rescues) + 1) / n <= self.settings.share
+
+    @property
+    def share(self) -> float:
+        self._trim()
+        return len(self._rescues) / len(self._attempts) if self._attempts else 0.0
+
+
+def decide(task: ClaimedTask, exc: TaskError, *, crashes: int, rule: Rule | None,
+           settings: RescueSettings, budget: RescueBudget) -> Decision:
+    if rule is not None and not isinstance(exc, WriteOutcomeUnknown):
+        return Decision(Verdict.RULE, f"rule #{rule.id} ({rule.action.value})", rule)
+    if isinstance(exc, NeedsHuman):
+        return Decision(Verdict.TICKET, "a person is needed")
+    if isinstance(exc, BrowserCrashed):
+        if crashes + 1 >= settings.quarantine_after:
+            return Decision(Verdict.QUARANTINE,
+                            f"crashed its browser {crashes + 1} times: poison pill")
+        return Decision(Verdict.REQUEUE, "browser crashed: retry on a fresh browser")
+    if isinstance(exc, PageChanged):
+        return Decision(Verdict.TICKET, "the page changed and retries did not help")
+    if task.attempts >= task.max_attempts:
+        return Decision(Verdict.TICKET, f"{task.attempts} attempts spent")
+    if not budget.allows():
+        return Decision(Verdict.TICKET,
+                        f"rescue share {budget.share:.0%} is at its cap: escalated")
+    return Decision(Verdict.REQUEUE, "retry with back-off")
+
+
+def crash_op(store: SqliteStore, task: ClaimedTask, exc: TaskError, *, quarantine: bool,
+             evidence: dict[str, str] | None) -> Callable[[sqlite3.Connection], str]:
+    """Count a crash; quarantine the task or requeue it (with its checkpoint)."""
+    ev = json.dumps(evidence, ensure_ascii=False) if evidence else None
+
+    def op(conn: sqlite3.Connection) -> str:
+        now = store.clock.now()
+        sets = ("crashes = crashes + 1, lease_owner = NULL, lease_until = NULL, updated_at = ?, "
+                "error_class = ?, last_error = ?, evidence = coalesce(?, evidence)")
+        if quarantine:
+            cur = conn.execute(
+                f"UPDATE tasks SET state = 'quarantined', state_reason = ?, {sets} "
+                "WHERE id = ? AND state = 'running' AND lease_owner = ?",
+                (f"quarantined: {exc.error_class} again (poison pill)", now, exc.error_class,
+                 str(exc)[:2000], ev, task.id, task.lease_owner))
+            state = "quarantined"
+        else:
+            row = conn.execute("SELECT base, urgency, attempts, bump, created_at FROM tasks "
+                               "WHERE id = ?", (task.id,)).fetchone()
+            key = store._key(row[0], row[1], row[2], row[3], row[4]) if row else 0
+            cur = conn.execute(
+                f"UPDATE tasks SET state = 'queued', state_reason = ?, not_before = ?, "
+                f"prio_key = ?, {sets} WHERE id = ? AND state = 'running' AND lease_owner = ?",
+                (f"{exc.error_class}: retry on a fresh browser", now, key, now,
+                 exc.error_class, str(exc)[:2000], ev, task.id, task.lease_owner))
+            state = "queued"
+        if cur.rowcount == 0:
+            from ..errors import LeaseLost
+
+            raise LeaseLost(f"task {task.id} is no longer held by {task.lease_owner}")
+        return state
+    return op
+
+
+def rule_op(store: SqliteStore, book: TicketBook, task: ClaimedTask, exc: TaskError,
+            rule: Rule) -> Callable[[sqlite3.Connection], str]:
+    """Resolve a failure by a rule, logging which rule did it in the task's history."""
+    def op(conn: sqlite3.Connection) -> str:
+        now = store.clock.now()
+        why = (f"rule #{rule.id} ({rule.action.value}) resolved {exc.error_class} at "
+               f"{exc.step_name or 'start'}")
+        conn.execute("UPDATE rules SET hits = hits + 1 WHERE id = ?", (rule.id,))
+        if rule.action is RuleAction.HUMAN:
+            sig = signature_of(task, exc)
+            book.open_op(task.id, task.lease_owner, signature=sig, step=exc.step,
+                         error=str(exc), evidence=exc.evidence, reason=why)(conn)
+            return "waiting_human"
+        row = conn.execute("SELECT checkpoint FROM tasks WHERE id = ? AND state = 'running' "
+                           "AND lease_owner = ?", (task.id, task.lease_owner)).fetchone()
+        if row is None:
+            from ..errors import LeaseLost
+
+            raise LeaseLost(f"task {task.id} is no longer held by {task.lease_owner}")
+        cp: dict[str, Any] = json.loads(row[0]) if row[0] else {}
+        delay = 0.0
+        if rule.action is RuleAction.SKIP and exc.step is not None:
+            writes = list(cp.get("writes_done", []))
+            cp = {"next_step": exc.step + 1, "results": cp.get("results", {}),
+                  "writes_done": writes, "write_in_flight": None}
+        elif rule.action is RuleAction.RETRY_LATER:
+            delay = rule.delay_s
+        conn.execute(
+            "UPDATE tasks SET state = 'queued', state_reason = ?, not_before = ?, "
+            "checkpoint = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?, "
+            "error_class = ?, last_error = ? WHERE id = ?",
+            (why, now + delay, json.dumps(cp), now, exc.error_class, str(exc)[:2000],
+             task.id))
+        return "queued"
+    return op
