@@ -3,7 +3,6 @@
 VENV      := .venv
 PY        := $(VENV)/bin/python
 STAMP     := $(VENV)/.installed
-export QT_QPA_PLATFORM ?= offscreen
 
 .PHONY: setup demo test test-fast lint typecheck bench bench-quick package clean
 
@@ -21,10 +20,10 @@ demo: setup
 	$(VENV)/bin/shopfleet demo
 
 test: setup
-	$(PY) -m pytest -q
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 
 test-fast: setup
-	$(PY) -m pytest -q -m "not slow"
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow"
 
 lint: setup
 	$(VENV)/bin/ruff check core desktop tests bench

@@ -18,7 +18,7 @@ from typing import Any
 
 from .config import Settings, load_settings
 from .errors import BacklogFull, InvalidInput, ShopFleetError
-from .paths import default_db_path
+from .paths import data_dir, default_db_path
 from .store import SqliteStore, TaskRecord, TaskState
 
 Handler = Callable[[argparse.Namespace, "Cli"], int]
@@ -36,7 +36,11 @@ class Cli:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
-            self._settings = load_settings(getattr(self.args, "config", None))
+            config = getattr(self.args, "config", None)
+            if config is None:  # the console's settings dialog saves here
+                default = data_dir() / "shopfleet.toml"
+                config = default if default.exists() else None
+            self._settings = load_settings(config)
         return self._settings
 
     @property

@@ -9,14 +9,71 @@ from typing import Any
 Registration = Callable[[Any, argparse.ArgumentParser], None]
 
 
-def _demo(sub: Any, common: argparse.ArgumentParser) -> None:
+def gui_entry(name: str) -> Callable[[list[str]], int] | None:
+    """The window's entry point ``name`` (``console``, ``demo``), registered by the desktop
+    package under the entry point group ``shopfleet.gui``; None when it is not installed."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="shopfleet.gui", name=name):
+        fn: Callable[[list[str]], int] = ep.load()
+        return fn
+    return None
+
+
+def has_display() -> bool:
+    import os
+    import sys
+
+    if os.environ.get("QT_QPA_PLATFORM"):
+        return os.environ["QT_QPA_PLATFORM"] not in ("offscreen", "minimal")
+    if sys.platform.startswith("linux"):
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return True  # Windows and macOS always have a desktop
+
+
+def _passthrough(args: argparse.Namespace) -> list[str]:
+    argv: list[str] = []
+    if getattr(args, "db", None):
+        argv += ["--db", str(args.db)]
+    if getattr(args, "config", None):
+        argv += ["--config", str(args.config)]
+    return argv
+
+
+def cmd_console(args: argparse.Namespace, cli: Any) -> int:
+    from .errors import EnvironmentProblem
+
+    entry = gui_entry("console")
+    if entry is None:
+        raise EnvironmentProblem("the console is not installed: pip install 'shopfleet[desktop]'")
+    return entry(_passthrough(args) + (["--lang", args.lang] if args.lang else []))
+
+
+def cmd_demo_any(args: argparse.Namespace, cli: Any) -> int:
+    entry = None if args.headless else gui_entry("demo")
+    if entry is not None and has_display():
+        return entry(["--tasks", str(args.tasks)])
+    if not args.headless:
+        why = "no display" if entry is not None else "the console is not installed"
+        print(f"({why}: running the headless demo; 'shopfleet console' needs a desktop)\n")
     from .demo import cmd_demo
 
+    return cmd_demo(args, cli)
+
+
+def _demo(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("demo", parents=[common],
-                       help="run the demo on a fresh database (the main job, end to end)")
+                       help="the console on the demo seller site (headless without a display)")
     p.add_argument("--keep", action="store_true", help="keep the demo folder afterwards")
     p.add_argument("--tasks", type=int, default=30, help="how many demo tasks (default 30)")
-    p.set_defaults(handler=cmd_demo)
+    p.add_argument("--headless", action="store_true", help="no window: a text summary")
+    p.set_defaults(handler=cmd_demo_any)
+
+
+def _console(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("console", parents=[common], help="open the operator console")
+    p.add_argument("--lang", choices=["en", "zh_CN"], help="interface language")
+    p.set_defaults(handler=cmd_console)
 
 
 def _worker(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -51,4 +108,11 @@ def _schema(sub: Any, common: argparse.ArgumentParser) -> None:
     register_cli(sub, common)
 
 
-REGISTRATIONS: list[Registration] = [_demo, _worker, _doctor, _demo_site, _schema]
+def _tickets(sub: Any, common: argparse.ArgumentParser) -> None:
+    from .cli_tickets import register
+
+    register(sub, common)
+
+
+REGISTRATIONS: list[Registration] = [
+    _demo, _console, _worker, _doctor, _demo_site, _schema, _tickets]

@@ -220,6 +220,7 @@ class Engine:
         self._stopping = False
         self._started = False
         self._jobs: list[asyncio.Task[None]] = []
+        self._shutdown_task: asyncio.Future[None] | None = None
         self._problem: BaseException | None = None
         self._finished: deque[tuple[float, bool, str, str]] = deque()  # (at, ok, class, platform)
         self._queue_snapshot: dict[str, Any] = {}
@@ -241,6 +242,7 @@ class Engine:
         self._started = True
         self._stopping = False
         self._problem = None
+        self._shutdown_task = None
         self._wake = asyncio.Event()
         saved = await asyncio.to_thread(self.store.meta, "gate_rates")
         if saved:
@@ -308,8 +310,15 @@ class Engine:
         await self._shutdown(grace_s)
 
     async def _shutdown(self, grace_s: float | None = None) -> None:
-        if not self._started:
-            return
+        """Shut down once: ``run()`` ending and ``stop()`` both await the same shutdown, so
+        neither returns before the executor (and its browsers) are closed."""
+        if self._shutdown_task is None:
+            if not self._started:
+                return
+            self._shutdown_task = asyncio.ensure_future(self._do_shutdown(grace_s))
+        await asyncio.shield(self._shutdown_task)
+
+    async def _do_shutdown(self, grace_s: float | None) -> None:
         self._started = False
         for _, ctl in self._running.values():
             ctl.yield_requested, ctl.yield_reason = True, "engine stopping"

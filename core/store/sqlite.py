@@ -51,6 +51,10 @@ MIN_SQLITE = (3, 35, 0)  # RETURNING
 FAST_PATH_ROWS = 256
 """Best queued tasks looked at before the per-shop search (see :meth:`SqliteStore._pick`)."""
 
+# Queries on the queue name their index (INDEXED BY): without ANALYZE statistics SQLite may
+# prefer the (state, id) index and sort a million rows per claim; a named index cannot be
+# second-guessed, and a query whose index went missing fails loudly instead of crawling.
+
 Validator = Callable[[TaskSpec, ShopRecord], None]
 
 
@@ -470,13 +474,13 @@ class SqliteStore:
         probes, not a scan of the queue.
         """
         hard = conn.execute(
-            "UPDATE tasks SET band = 1, preemptible = 0, updated_at = ? "
-            "WHERE state = 'queued' AND band = 0 AND created_at <= ?",
+            "UPDATE tasks INDEXED BY tasks_hard_aging SET band = 1, preemptible = 0, "
+            "updated_at = ? WHERE state = 'queued' AND band = 0 AND created_at <= ?",
             (now, now - self._p.hard_aging_min * 60.0)).rowcount
         due = conn.execute(
             "SELECT t.id, t.type, t.deadline, t.base, t.attempts, t.bump, t.created_at, "
-            "s.platform FROM tasks t JOIN shops s ON s.id = t.shop_id "
-            "WHERE t.state = 'queued' AND t.urgency_next_at IS NOT NULL "
+            "s.platform FROM tasks t INDEXED BY tasks_urgency_due JOIN shops s "
+            "ON s.id = t.shop_id WHERE t.state = 'queued' AND t.urgency_next_at IS NOT NULL "
             "AND t.urgency_next_at <= ?", (now,)).fetchall()
         for tid, ttype, deadline, base, attempts, bump, created, platform in due:
             est = estimator_for(platform).estimate(task_type=ttype, deadline=deadline, now=now)
@@ -585,7 +589,8 @@ class SqliteStore:
         """
         blocked = self._blocked_shops(conn, exclude)
         cur = conn.execute(
-            "SELECT id, shop_id, not_before FROM tasks WHERE state = 'queued' "
+            "SELECT id, shop_id, not_before FROM tasks INDEXED BY tasks_ready "
+            "WHERE state = 'queued' "
             "ORDER BY band DESC, prio_key DESC, id LIMIT ?", (FAST_PATH_ROWS,))
         seen = 0
         for tid, shop_id, not_before in cur:
@@ -601,7 +606,8 @@ class SqliteStore:
             if shop_id in blocked:
                 continue
             r = conn.execute(
-                "SELECT id, band, prio_key FROM tasks WHERE state = 'queued' AND shop_id = ? "
+                "SELECT id, band, prio_key FROM tasks INDEXED BY tasks_shop_ready "
+                "WHERE state = 'queued' AND shop_id = ? "
                 "AND not_before <= ? ORDER BY band DESC, prio_key DESC, id LIMIT 1",
                 (shop_id, now)).fetchone()
             if r is not None and (best is None or (r[1], r[2], -r[0]) > best):
@@ -741,8 +747,9 @@ class SqliteStore:
     def recover_expired(self, *, dead_local_owners: bool = True) -> list[int]:
         """Requeue running tasks whose lease expired (or whose owner process on this host died).
 
-        A recovered attempt counts as spent; a task with no attempts left fails. Its checkpoint
-        stays, so it resumes where it was.
+        A recovered attempt counts as spent. Its checkpoint stays, so it resumes where it was
+        (a write that was in flight is verified or handed to a person, never replayed blindly).
+        A task with no attempts left is not failed silently: it gets an exception ticket.
         """
         def op(conn: sqlite3.Connection) -> list[int]:
             now = self.clock.now()
@@ -757,11 +764,7 @@ class SqliteStore:
                     continue
                 why = "lease expired" if expired else f"owner {owner} died"
                 if attempts >= max_attempts:
-                    conn.execute(
-                        "UPDATE tasks SET state = 'failed', state_reason = ?, finished_at = ?, "
-                        "updated_at = ?, lease_owner = NULL, lease_until = NULL, "
-                        "error_class = 'lease_lost', last_error = ? WHERE id = ?",
-                        (f"{why}; {attempts} attempts spent", now, now, why, tid))
+                    self._ticket_lost_worker(conn, tid, why, attempts, now)
                 else:
                     conn.execute(
                         "UPDATE tasks SET state = 'queued', state_reason = ?, updated_at = ?, "
@@ -772,6 +775,27 @@ class SqliteStore:
                 out.append(int(tid))
             return out
         return list(self._call(op))
+
+    @staticmethod
+    def _ticket_lost_worker(conn: sqlite3.Connection, task_id: int, why: str, attempts: int,
+                            now: float) -> None:
+        from ..tickets import Signature, normalise_error
+
+        row = conn.execute(
+            "SELECT t.type, s.name, s.platform, s.domain FROM tasks t JOIN shops s "
+            "ON s.id = t.shop_id WHERE t.id = ?", (task_id,)).fetchone()
+        error = f"its worker was lost {attempts} times ({why})"
+        sig = Signature(row[2], row[0], "", "lease_lost", normalise_error("worker lost"))
+        cur = conn.execute(
+            "INSERT INTO tickets (task_id, state, kind, opened_at, shop, platform, domain, "
+            "task_type, step, step_name, error_class, error, signature, evidence) VALUES "
+            "(?, 'open', 'failure', ?, ?, ?, ?, ?, NULL, '', 'lease_lost', ?, ?, '{}')",
+            (task_id, now, row[1], row[2], row[3], row[0], error, sig.key))
+        conn.execute(
+            "UPDATE tasks SET state = 'waiting_human', state_reason = ?, updated_at = ?, "
+            "lease_owner = NULL, lease_until = NULL, error_class = 'lease_lost', "
+            "last_error = ? WHERE id = ?",
+            (f"ticket #{cur.lastrowid}: {error}", now, error, task_id))
 
     # -- operator commands ------------------------------------------------------------------
 
@@ -845,7 +869,9 @@ class SqliteStore:
         if limit < 1:
             raise InvalidInput("--limit", "must be at least 1")
         where, params = [], []
-        if state is not None:
+        if state == "queued":
+            where.append("t.state = 'queued'")  # a literal: the partial index serves it
+        elif state is not None:
             where.append("t.state = ?")
             params.append(state)
         if shop is not None:
@@ -853,7 +879,8 @@ class SqliteStore:
             where.append("s.name = ?")
             params.append(shop)
         order = ("t.band DESC, t.prio_key DESC, t.id" if state == "queued" else "t.id DESC")
-        sql = (f"SELECT {_TASK_COLUMNS} FROM tasks t JOIN shops s ON s.id = t.shop_id "
+        hint = " INDEXED BY tasks_ready" if state == "queued" and shop is None else ""
+        sql = (f"SELECT {_TASK_COLUMNS} FROM tasks t{hint} JOIN shops s ON s.id = t.shop_id "
                f"{'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY {order} "
                "LIMIT ? OFFSET ?")
         now = self.clock.now()
@@ -898,16 +925,19 @@ class SqliteStore:
         try:
             oldest = conn.execute(
                 "SELECT min(m) FROM (SELECT min(created_at) AS m FROM tasks "
-                "WHERE state = 'queued' AND band = 0 UNION ALL SELECT min(created_at) FROM "
-                "tasks WHERE state = 'queued' AND band = 1)").fetchone()[0]
-            hard = conn.execute("SELECT count(*) FROM tasks WHERE state = 'queued' AND band = 1"
-                                ).fetchone()[0]
+                "INDEXED BY tasks_hard_aging WHERE state = 'queued' AND band = 0 UNION ALL "
+                "SELECT min(created_at) FROM tasks INDEXED BY tasks_ready "
+                "WHERE state = 'queued' AND band = 1)").fetchone()[0]
+            hard = conn.execute("SELECT count(*) FROM tasks INDEXED BY tasks_ready "
+                                "WHERE state = 'queued' AND band = 1").fetchone()[0]
             busy = {r[0]: int(r[1]) for r in conn.execute(
                 "SELECT s.name, count(*) FROM tasks t JOIN shops s ON s.id = t.shop_id "
                 "WHERE t.state = 'running' GROUP BY s.name")}
-            top = conn.execute("SELECT prio_key FROM tasks WHERE state = 'queued' "
+            top = conn.execute("SELECT prio_key FROM tasks INDEXED BY tasks_ready "
+                               "WHERE state = 'queued' "
                                "ORDER BY band DESC, prio_key DESC, id LIMIT 1").fetchone()
-            bottom = conn.execute("SELECT prio_key FROM tasks WHERE state = 'queued' "
+            bottom = conn.execute("SELECT prio_key FROM tasks INDEXED BY tasks_ready "
+                                  "WHERE state = 'queued' "
                                   "ORDER BY band, prio_key, id DESC LIMIT 1").fetchone()
         finally:
             conn.execute("COMMIT")
@@ -929,7 +959,8 @@ class SqliteStore:
         conn = self._reader()
         conn.execute("BEGIN")
         try:
-            q = "SELECT count(*) FROM tasks WHERE state = 'queued' AND band = ?"
+            q = ("SELECT count(*) FROM tasks INDEXED BY tasks_ready "
+                 "WHERE state = 'queued' AND band = ?")
             hard = conn.execute(q, (1,)).fetchone()[0]
             urgent = conn.execute(q + " AND prio_key >= ?", (0, hi)).fetchone()[0]
             low = conn.execute(q + " AND prio_key < ?", (0, lo)).fetchone()[0]

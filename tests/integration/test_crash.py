@@ -27,6 +27,11 @@ def _run_and_kill(db: Path, seed: int, after_s: float) -> list[str]:
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)  # type: ignore[arg-type]
     reader.start()
+    # The kill clock starts when the child has done its first acknowledged change, so a slow
+    # interpreter start (a busy machine) does not turn the test into a test of imports.
+    end = time.monotonic() + 60
+    while not lines and time.monotonic() < end and proc.poll() is None:
+        time.sleep(0.01)
     time.sleep(after_s)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(30)
@@ -46,7 +51,7 @@ def test_sigkill_at_random_points_loses_no_task(tmp_path: Path) -> None:
     acked: set[int] = set()
     kills = 30
     for i in range(kills):
-        lines = _run_and_kill(db, seed=i, after_s=rng.uniform(0.3, 1.2))
+        lines = _run_and_kill(db, seed=i, after_s=rng.uniform(0.05, 0.8))
         for line in lines:
             kind, *ids = line.split()
             if kind == "S":
@@ -64,7 +69,7 @@ def test_sigkill_at_random_points_loses_no_task(tmp_path: Path) -> None:
             assert counts["running"] == 0, f"leases not recovered after kill {i}"
             assert store.integrity_check() == "ok"
             for tid in recovered:
-                assert store.task(tid).state.value in ("queued", "failed")
+                assert store.task(tid).state.value in ("queued", "failed", "waiting_human")
         finally:
             store.close()
         conn = sqlite3.connect(db)

@@ -477,6 +477,8 @@ def _play(page: Any, flow: dict[str, Any], shop: Any, params: dict[str, str]) ->
             loc.first.wait_for(state=s.get("state", "visible"))
         elif act == "extract":
             results[s["into"]] = loc.all_inner_texts() if s.get("all") else loc.first.inner_text()
+        elif act == "assert_text":
+            loc.filter(has_text=s["text"]).first.wait_for(state="visible")
         else:
             raise AssertionError(f"the test interpreter does not know {act}")
     return results

@@ -66,6 +66,12 @@ def test_public_names_are_pinned() -> None:
         "EventBus", "GateChanged", "GateHeld", "ShopPaused", "TaskBumped", "TaskProgress",
         "TasksSubmitted", "TaskStateChanged", "data_dir", "default_db_path", "resources_dir",
         "DemoSite", "demo_settings", "demo_specs", "register_demo_shops",
+        # console queries, tickets, vault (rescue and console issues)
+        "SORTS", "VIEWS", "FilterChoices", "ShopRow", "StepRow", "TaskDetail", "TaskFilter",
+        "TaskPage", "TaskRow", "count_tasks", "filter_choices", "flow_names", "metrics_series",
+        "read_json_file", "read_text_file", "shop_rows", "task_detail", "task_page",
+        "task_rows", "Answer", "KbAnswer", "Rule", "RuleAction", "Ticket", "TicketBook",
+        "TicketState", "Vault", "TicketOpened", "TicketAnswered",
     ]) == PUBLIC
     for name in PUBLIC:
         assert hasattr(core, name), name

@@ -1,0 +1,175 @@
+"""The columns of every table, declared once: title, text, sort key."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QT_TR_NOOP
+
+from .i18n import tr
+from .models import Column, fmt_duration, fmt_in, fmt_time
+
+
+def _now() -> float:
+    return time.time()
+
+
+def _id(r: Any) -> str:
+    return f"#{r.id}"
+
+
+def _attempts(r: Any) -> str:
+    return f"{r.attempts}/{r.max_attempts}"
+
+
+def _hard(r: Any) -> str:
+    return tr("hard-aged") if r.hard_aged else ""
+
+
+def _err(r: Any) -> str:
+    return (r.last_error or "").splitlines()[0][:200] if r.last_error else ""
+
+
+ID = Column("id", QT_TR_NOOP("ID"), _id, raw=lambda r: r.id, sort="id", right=True)
+SCORE = Column("score", QT_TR_NOOP("Score"), lambda r: f"{r.score:.2f}",
+               raw=lambda r: (r.band, r.prio_key), sort="score", right=True)
+TYPE = Column("type", QT_TR_NOOP("Type"), lambda r: r.type)
+SHOP = Column("shop", QT_TR_NOOP("Shop"), lambda r: r.shop)
+PLATFORM = Column("platform", QT_TR_NOOP("Platform"), lambda r: r.platform)
+WAITED = Column("waited", QT_TR_NOOP("Waited"), lambda r: fmt_duration(_now() - r.created_at),
+                raw=lambda r: -r.created_at, live=True, right=True)
+DEADLINE = Column("deadline", QT_TR_NOOP("Deadline"), lambda r: fmt_in(r.deadline),
+                  raw=lambda r: r.deadline or 0, live=True,
+                  tip=lambda r: fmt_time(r.deadline))
+ATTEMPTS = Column("attempts", QT_TR_NOOP("Attempts"), _attempts, raw=lambda r: r.attempts,
+                  right=True)
+HARD = Column("hard", QT_TR_NOOP("Hard-aged"), _hard)
+REASON = Column("reason", QT_TR_NOOP("Reason"), lambda r: r.state_reason,
+                tip=lambda r: r.state_reason)
+SINCE = Column("since", QT_TR_NOOP("Since"), lambda r: fmt_duration(_now() - r.updated_at),
+               raw=lambda r: -r.updated_at, live=True, right=True,
+               tip=lambda r: fmt_time(r.updated_at))
+ERROR_CLASS = Column("error_class", QT_TR_NOOP("Error"), lambda r: r.error_class or "")
+ERROR = Column("error", QT_TR_NOOP("Message"), _err, tip=lambda r: r.last_error or "")
+STATE = Column("state", QT_TR_NOOP("State"), lambda r: tr(r.state))
+FINISHED = Column("finished", QT_TR_NOOP("Finished"), lambda r: fmt_time(r.finished_at),
+                  raw=lambda r: r.finished_at or 0)
+TOOK = Column("took", QT_TR_NOOP("Took"),
+              lambda r: fmt_duration((r.finished_at or 0) - (r.started_at or r.created_at))
+              if r.finished_at else "", right=True)
+
+PENDING = [ID, SCORE, TYPE, SHOP, PLATFORM, WAITED, DEADLINE, ATTEMPTS, HARD, REASON]
+PARKED = [ID, SCORE, TYPE, SHOP, PLATFORM, SINCE, ATTEMPTS, ERROR_CLASS, ERROR, REASON]
+HISTORY = [ID, TYPE, SHOP, PLATFORM, STATE, FINISHED, TOOK, ATTEMPTS, ERROR_CLASS, ERROR]
+
+# In flight: rows are InFlightRow (desktop/window.py), read from the engine.
+IN_FLIGHT = [
+    Column("id", QT_TR_NOOP("ID"), _id, raw=lambda r: r.id, right=True),
+    Column("type", QT_TR_NOOP("Type"), lambda r: r.type),
+    Column("shop", QT_TR_NOOP("Shop"), lambda r: r.shop),
+    Column("platform", QT_TR_NOOP("Platform"), lambda r: r.platform),
+    Column("step", QT_TR_NOOP("Step"),
+           lambda r: (tr("%1 of %2", r.step + 1, r.steps) + (f" · {r.step_name}"
+                                                             if r.step_name else ""))
+           if r.steps else tr("starting"), raw=lambda r: (r.step, r.steps)),
+    Column("elapsed", QT_TR_NOOP("Elapsed"), lambda r: fmt_duration(_now() - r.started_at),
+           raw=lambda r: -r.started_at, live=True, right=True),
+    Column("browser", QT_TR_NOOP("Browser"),
+           lambda r: f"#{r.browser_id}" if r.browser_id is not None else "",
+           raw=lambda r: r.browser_id or 0),
+    Column("score", QT_TR_NOOP("Score"), lambda r: f"{r.score:.2f}", raw=lambda r: r.score,
+           right=True),
+    Column("preemptible", QT_TR_NOOP("Preemptible"),
+           lambda r: tr("yes") if r.preemptible else tr("no")),
+]
+
+SHOPS = [
+    Column("name", QT_TR_NOOP("Shop"), lambda r: r.name),
+    Column("platform", QT_TR_NOOP("Platform"), lambda r: r.platform),
+    Column("domain", QT_TR_NOOP("Domain"), lambda r: r.domain),
+    Column("paused", QT_TR_NOOP("Shop paused"), lambda r: tr("paused") if r.paused else ""),
+    Column("dpaused", QT_TR_NOOP("Domain paused"),
+           lambda r: tr("paused") if r.domain_paused else ""),
+    Column("queued", QT_TR_NOOP("Queued"), lambda r: f"{r.queued:,}", raw=lambda r: r.queued,
+           right=True),
+    Column("running", QT_TR_NOOP("Running"), lambda r: str(r.running),
+           raw=lambda r: r.running, right=True),
+    Column("waiting", QT_TR_NOOP("Waiting for a person"), lambda r: str(r.waiting),
+           raw=lambda r: r.waiting, right=True),
+]
+
+GATES = [
+    Column("name", QT_TR_NOOP("Gate"), lambda r: tr("global") if r.name == "*" else r.name),
+    Column("rate", QT_TR_NOOP("Rate /s"), lambda r: f"{r.rate_per_s:g}",
+           raw=lambda r: r.rate_per_s, right=True),
+    Column("burst", QT_TR_NOOP("Burst"), lambda r: f"{r.burst:g}", raw=lambda r: r.burst,
+           right=True),
+    Column("tokens", QT_TR_NOOP("Tokens"), lambda r: f"{r.tokens:.1f}", raw=lambda r: r.tokens,
+           right=True),
+    Column("waiting", QT_TR_NOOP("Waiting"), lambda r: str(r.waiting), raw=lambda r: r.waiting,
+           right=True),
+    Column("held", QT_TR_NOOP("Held"), lambda r: fmt_in(r.held_until) if r.held_until
+           and r.held_until > _now() else "", live=True),
+    Column("issued", QT_TR_NOOP("Issued"), lambda r: f"{r.issued:,}", raw=lambda r: r.issued,
+           right=True),
+]
+
+BREAKERS = [
+    Column("name", QT_TR_NOOP("Breaker"),
+           lambda r: tr("browser pool") if r.name == "*pool*" else r.name),
+    Column("state", QT_TR_NOOP("State"), lambda r: tr(str(r.state.value))),
+    Column("failures", QT_TR_NOOP("Recent failures"), lambda r: str(r.recent_failures),
+           raw=lambda r: r.recent_failures, right=True),
+    Column("trips", QT_TR_NOOP("Trips"), lambda r: str(r.trips), raw=lambda r: r.trips,
+           right=True),
+    Column("probe", QT_TR_NOOP("Next probe"), lambda r: fmt_in(r.next_probe_at)
+           if r.next_probe_at else "", live=True),
+    Column("manual", QT_TR_NOOP("By hand"), lambda r: tr("yes") if r.manual else ""),
+]
+
+TICKETS = [
+    Column("id", QT_TR_NOOP("Ticket"), lambda r: f"#{r.id}", raw=lambda r: r.id, right=True),
+    Column("task", QT_TR_NOOP("Task"), lambda r: f"#{r.task_id}", raw=lambda r: r.task_id,
+           right=True),
+    Column("shop", QT_TR_NOOP("Shop"), lambda r: r.shop),
+    Column("platform", QT_TR_NOOP("Platform"), lambda r: r.platform),
+    Column("type", QT_TR_NOOP("Type"), lambda r: r.type),
+    Column("age", QT_TR_NOOP("Open for"), lambda r: fmt_duration(_now() - r.opened_at)
+           + (" ⚠" if r.sla_s and _now() - r.opened_at > r.sla_s else ""),
+           raw=lambda r: -r.opened_at, live=True, right=True),
+    Column("step", QT_TR_NOOP("Step"), lambda r: (str(r.step + 1) if r.step is not None else "")
+           + (f" · {r.step_name}" if r.step_name else "")),
+    Column("error_class", QT_TR_NOOP("Error"), lambda r: r.error_class),
+    Column("error", QT_TR_NOOP("Message"), lambda r: r.error.splitlines()[0][:200]
+           if r.error else "", tip=lambda r: r.error),
+]
+
+KB = [
+    Column("signature", QT_TR_NOOP("Signature"), lambda r: r.signature),
+    Column("action", QT_TR_NOOP("Answer"), lambda r: tr(r.action)),
+    Column("note", QT_TR_NOOP("Note"), lambda r: r.note),
+    Column("when", QT_TR_NOOP("When"), lambda r: fmt_time(r.answered_at),
+           raw=lambda r: r.answered_at),
+    Column("rule", QT_TR_NOOP("By rule"), lambda r: tr("yes") if r.by_rule else ""),
+]
+
+RULES = [
+    Column("id", QT_TR_NOOP("Rule"), lambda r: f"#{r.id}", raw=lambda r: r.id, right=True),
+    Column("signature", QT_TR_NOOP("Signature"), lambda r: r.signature),
+    Column("action", QT_TR_NOOP("Action"), lambda r: tr(r.action)),
+    Column("enabled", QT_TR_NOOP("Enabled"), lambda r: tr("yes") if r.enabled else tr("no")),
+    Column("hits", QT_TR_NOOP("Hits"), lambda r: str(r.hits), raw=lambda r: r.hits,
+           right=True),
+]
+
+# Words shown through tr() from data (states, answers); listed so lupdate finds them.
+_WORDS = [QT_TR_NOOP("queued"), QT_TR_NOOP("running"), QT_TR_NOOP("suspended"),
+          QT_TR_NOOP("waiting_human"), QT_TR_NOOP("quarantined"), QT_TR_NOOP("done"),
+          QT_TR_NOOP("failed"), QT_TR_NOOP("cancelled"), QT_TR_NOOP("open"),
+          QT_TR_NOOP("closed"), QT_TR_NOOP("half_open"), QT_TR_NOOP("retry"),
+          QT_TR_NOOP("resume"), QT_TR_NOOP("skip"), QT_TR_NOOP("todo"), QT_TR_NOOP("current"),
+          QT_TR_NOOP("unknown"), QT_TR_NOOP("deadline"), QT_TR_NOOP("score"),
+          QT_TR_NOOP("attempts"), QT_TR_NOOP("waited"), QT_TR_NOOP("step"),
+          QT_TR_NOOP("open for"), QT_TR_NOOP("signature"), QT_TR_NOOP("System"),
+          QT_TR_NOOP("done"), QT_TR_NOOP("human"), QT_TR_NOOP("retry_later")]

@@ -1,0 +1,415 @@
+"""Dialogs for operator input: bump, gate rate, submit, settings. All open with ``open()``
+(never ``exec()``) and report through their ``accepted`` signal."""
+
+from __future__ import annotations
+
+import tomllib
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core import ConfigError, InvalidInput, Settings, TaskSpec, parse_specs, settings_from_dict
+
+from .i18n import LANGUAGES, tr
+
+
+def _buttons(dlg: QDialog) -> QDialogButtonBox:
+    box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
+                           | QDialogButtonBox.StandardButton.Cancel, dlg)
+    box.accepted.connect(dlg.accept)
+    box.rejected.connect(dlg.reject)
+    return box
+
+
+def _error_label(parent: QWidget) -> QLabel:
+    label = QLabel(parent)
+    label.setObjectName("error")
+    label.setStyleSheet("color: #b00020")
+    label.setWordWrap(True)
+    return label
+
+
+class BumpDialog(QDialog):
+    """Bump priority: to a score or by a delta."""
+
+    def __init__(self, count: int, current: float | None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(tr("Bump priority"))
+        self.to = QRadioButton(tr("Set the score to"), self)
+        self.by = QRadioButton(tr("Change the score by"), self)
+        group = QButtonGroup(self)
+        group.addButton(self.to)
+        group.addButton(self.by)
+        self.by.setChecked(True)
+        self.value = QDoubleSpinBox(self)
+        self.value.setRange(-1000, 1000)
+        self.value.setDecimals(2)
+        self.value.setValue(5.0)
+        self.to.toggled.connect(lambda on: self.value.setValue(
+            current if on and current is not None else (5.0 if not on else self.value.value())))
+        form = QVBoxLayout(self)
+        form.addWidget(QLabel(tr("%1 task(s) selected.", count), self))
+        form.addWidget(self.to)
+        form.addWidget(self.by)
+        form.addWidget(self.value)
+        form.addWidget(_buttons(self))
+
+    def values(self) -> dict[str, float]:
+        """``{"to": x}`` or ``{"by": x}``."""
+        return {"to" if self.to.isChecked() else "by": float(self.value.value())}
+
+
+class GateDialog(QDialog):
+    """Change a gate's rate and burst."""
+
+    def __init__(self, names: list[str], current: dict[str, tuple[float, float]],
+                 selected: str = "*", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(tr("Gate rate"))
+        self.name = QComboBox(self)
+        for n in names:
+            self.name.addItem(tr("global") if n == "*" else n, n)
+        self.rate = QDoubleSpinBox(self)
+        self.rate.setRange(0.0, 100000)
+        self.rate.setDecimals(2)
+        self.burst = QDoubleSpinBox(self)
+        self.burst.setRange(0.0, 100000)
+        self.burst.setDecimals(0)
+        self._current = current
+
+        def fill() -> None:
+            r, b = current.get(self.name.currentData(), (1.0, 1.0))
+            self.rate.setValue(r)
+            self.burst.setValue(b)
+
+        self.name.currentIndexChanged.connect(lambda *_: fill())
+        self.name.setCurrentIndex(max(0, self.name.findData(selected)))
+        fill()
+        form = QFormLayout(self)
+        form.addRow(tr("Gate"), self.name)
+        form.addRow(tr("Requests per second"), self.rate)
+        form.addRow(tr("Burst"), self.burst)
+        form.addRow(_buttons(self))
+
+    def values(self) -> tuple[str, float, float]:
+        return str(self.name.currentData()), float(self.rate.value()), float(self.burst.value())
+
+
+class SubmitDialog(QDialog):
+    """Submit tasks: fill a form, or import a JSON / JSON Lines file. Validation errors name
+    the field (``tasks[3].deadline: …``) and keep the dialog open."""
+
+    def __init__(self, shops: list[str], types_: list[str], flows: list[str],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(tr("Submit tasks"))
+        self.specs: list[TaskSpec] = []
+        self.tabs = QTabWidget(self)
+        form_w = QWidget(self)
+        form = QFormLayout(form_w)
+        self.type = QComboBox(self, editable=True)
+        self.type.addItems(types_)
+        self.shop = QComboBox(self)
+        self.shop.addItems(shops)
+        self.flow = QComboBox(self, editable=True)
+        self.flow.addItems(flows)
+        self.type.currentTextChanged.connect(
+            lambda t: self.flow.setCurrentText(t) if t in flows else None)
+        self.flow.setCurrentText(self.type.currentText())
+        self.params = QPlainTextEdit(self)
+        self.params.setPlaceholderText('{"page": 1}')
+        self.params.setPlainText("{}")
+        self.priority = QLineEdit(self)
+        self.priority.setPlaceholderText(tr("default for the type"))
+        self.deadline = QLineEdit(self)
+        self.deadline.setPlaceholderText("2026-11-29T15:00:00+08:00")
+        self.count = QSpinBox(self)
+        self.count.setRange(1, 10000)
+        form.addRow(tr("Type"), self.type)
+        form.addRow(tr("Shop"), self.shop)
+        form.addRow(tr("Flow"), self.flow)
+        form.addRow(tr("Parameters (JSON)"), self.params)
+        form.addRow(tr("Priority"), self.priority)
+        form.addRow(tr("Deadline"), self.deadline)
+        form.addRow(tr("How many"), self.count)
+        file_w = QWidget(self)
+        file_lay = QVBoxLayout(file_w)
+        row = QHBoxLayout()
+        self.path = QLineEdit(self)
+        self.path.setPlaceholderText(tr("a .json or .jsonl file"))
+        browse = QPushButton(tr("Choose…"), self)
+        browse.clicked.connect(self._browse)
+        row.addWidget(self.path, 1)
+        row.addWidget(browse)
+        file_lay.addLayout(row)
+        self.preview = QLabel(self)
+        file_lay.addWidget(self.preview)
+        file_lay.addStretch(1)
+        self.tabs.addTab(form_w, tr("Form"))
+        self.tabs.addTab(file_w, tr("File"))
+        self.error = _error_label(self)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.tabs)
+        lay.addWidget(self.error)
+        lay.addWidget(_buttons(self))
+        self.resize(520, 420)
+
+    def _browse(self) -> None:
+        dlg = QFileDialog(self, tr("Import tasks"), "", tr("Tasks (*.json *.jsonl);;All (*)"))
+        dlg.fileSelected.connect(self.path.setText)
+        dlg.open()
+
+    def build(self) -> list[TaskSpec]:
+        """The specs the dialog describes. Raises ``InvalidInput`` naming the field."""
+        if self.tabs.currentIndex() == 1:
+            p = Path(self.path.text().strip())
+            if not self.path.text().strip():
+                raise InvalidInput(tr("file"), tr("choose a file"))
+            try:
+                text = p.read_text(encoding="utf-8")  # small, chosen by the operator
+            except OSError as exc:
+                raise InvalidInput(tr("file"), f"{p}: {exc.strerror or exc}") from None
+            return parse_specs(text)
+        import json
+
+        try:
+            params = json.loads(self.params.toPlainText() or "{}")
+        except json.JSONDecodeError as exc:
+            raise InvalidInput("params", tr("not JSON: %1", exc.msg)) from None
+        data: dict[str, Any] = {"type": self.type.currentText().strip(),
+                                "shop": self.shop.currentText(),
+                                "flow": self.flow.currentText().strip() or None,
+                                "params": params}
+        if self.priority.text().strip():
+            try:
+                data["priority"] = float(self.priority.text())
+            except ValueError:
+                raise InvalidInput("priority", tr("must be a number")) from None
+        if self.deadline.text().strip():
+            data["deadline"] = self.deadline.text().strip()
+        one = json.dumps(data, ensure_ascii=False)
+        return parse_specs("\n".join([one] * self.count.value()))
+
+    def accept(self) -> None:
+        try:
+            self.specs = self.build()
+        except InvalidInput as exc:
+            self.error.setText(f"{exc.field}: {exc.reason}")
+            return
+        super().accept()
+
+
+# -- settings ---------------------------------------------------------------------------------
+
+_FORM_SECTIONS = ("queue", "priority", "pool", "breakers", "browser", "store")
+
+
+def _scalar_kind(annotation: Any) -> str | None:
+    origin = typing.get_origin(annotation)
+    if annotation is bool:
+        return "bool"
+    if annotation is int:
+        return "int"
+    if annotation is float:
+        return "float"
+    if annotation is str:
+        return "str"
+    if origin is typing.Literal:
+        return "choice"
+    if origin in (types.UnionType, typing.Union):
+        return None
+    return None
+
+
+class SettingsDialog(QDialog):
+    """The configuration, as a form per section plus the gates as TOML, and the language.
+
+    Values are checked with core's validation when OK is pressed; an error names the field
+    (``queue.max_backlog: Input should be greater than 0``) and marks its box. On success
+    :attr:`settings` holds the validated settings and :attr:`toml` the text to save.
+    """
+
+    def __init__(self, settings: Settings, *, language: str, path: str,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(tr("Settings"))
+        self.base = settings
+        self.settings: Settings | None = None
+        self.toml = ""
+        self.widgets: dict[str, QWidget] = {}
+        self.tabs = QTabWidget(self)
+        data = settings.model_dump(by_alias=True)
+        general = QWidget(self)
+        gform = QFormLayout(general)
+        self.language = QComboBox(self)
+        for key, name in LANGUAGES.items():
+            self.language.addItem(tr(name) if key == "system" else name, key)
+        self.language.setCurrentIndex(max(0, self.language.findData(language)))
+        gform.addRow(tr("Language"), self.language)
+        gform.addRow(tr("Configuration file"), QLabel(path, self))
+        note = QLabel(tr("Changes to the configuration apply when the console starts again; "
+                         "gate rates and breakers change live from the Gates tab."), self)
+        note.setWordWrap(True)
+        gform.addRow(note)
+        self.tabs.addTab(general, tr("General"))
+        for section in _FORM_SECTIONS:
+            model = type(getattr(settings, section))
+            page = QWidget(self)
+            form = QFormLayout(page)
+            for fname, finfo in model.model_fields.items():
+                kind = _scalar_kind(finfo.annotation)
+                if kind is None:
+                    continue
+                value = data[section][fname]
+                key = f"{section}.{fname}"
+                w: QWidget
+                if kind == "bool":
+                    w = QCheckBox(self)
+                    w.setChecked(bool(value))
+                elif kind == "int":
+                    w = QSpinBox(self)
+                    # Wide range on purpose: core's validation gives the field-named message.
+                    w.setRange(-2_000_000_000, 2_000_000_000)
+                    w.setValue(int(value))
+                elif kind == "float":
+                    w = QDoubleSpinBox(self)
+                    w.setRange(-1e9, 1e9)
+                    w.setDecimals(3)
+                    w.setValue(float(value))
+                elif kind == "choice":
+                    w = QComboBox(self)
+                    w.addItems([str(a) for a in typing.get_args(finfo.annotation)])
+                    w.setCurrentText(str(value))
+                else:
+                    w = QLineEdit(str(value), self)
+                w.setObjectName(key)
+                if finfo.description:
+                    w.setToolTip(finfo.description)
+                self.widgets[key] = w
+                form.addRow(fname, w)
+            self.tabs.addTab(page, section)
+        self.gates = QPlainTextEdit(self)
+        self.gates.setObjectName("gates")
+        self.gates.setPlainText(_gates_toml(data["gates"]))
+        self.tabs.addTab(self.gates, tr("gates (TOML)"))
+        self.error = _error_label(self)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.tabs)
+        lay.addWidget(self.error)
+        lay.addWidget(_buttons(self))
+        self.resize(560, 520)
+
+    def chosen_language(self) -> str:
+        return str(self.language.currentData())
+
+    def collect(self) -> dict[str, Any]:
+        data: dict[str, Any] = self.base.model_dump(by_alias=True)
+        for key, w in self.widgets.items():
+            section, fname = key.split(".", 1)
+            value: Any
+            if isinstance(w, QCheckBox):
+                value = w.isChecked()
+            elif isinstance(w, QSpinBox | QDoubleSpinBox):
+                value = w.value()
+            elif isinstance(w, QComboBox):
+                value = w.currentText()
+            else:
+                assert isinstance(w, QLineEdit)
+                value = w.text()
+            data[section][fname] = value
+        try:
+            gates = tomllib.loads(self.gates.toPlainText())
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError("gates", tr("not valid TOML: %1", exc)) from None
+        data["gates"] = gates.get("gates", gates)
+        return data
+
+    def accept(self) -> None:
+        for w in self.widgets.values():
+            w.setStyleSheet("")
+        try:
+            data = self.collect()
+            self.settings = settings_from_dict(data, source=tr("the settings dialog"))
+        except ConfigError as exc:
+            self.error.setText(f"{exc.field}: {exc.reason}")
+            w = self.widgets.get(exc.field)
+            if w is not None:
+                w.setStyleSheet("border: 1px solid #b00020")
+                for i in range(self.tabs.count()):
+                    if self.tabs.widget(i).isAncestorOf(w):
+                        self.tabs.setCurrentIndex(i)
+                w.setFocus()
+            elif exc.field.startswith("gates"):
+                self.tabs.setCurrentWidget(self.gates)
+            return
+        self.toml = settings_toml(self.settings)
+        super().accept()
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(type(v))
+
+
+def _gates_toml(g: dict[str, Any]) -> str:
+    lines = ["[gates.global]", f"rate_per_s = {g['global']['rate_per_s']!r}",
+             f"burst = {g['global']['burst']!r}", "", "[gates.default_domain]",
+             f"rate_per_s = {g['default_domain']['rate_per_s']!r}",
+             f"burst = {g['default_domain']['burst']!r}"]
+    for name, spec in g.get("domains", {}).items():
+        lines += ["", f'[gates.domains."{name}"]', f"rate_per_s = {spec['rate_per_s']!r}",
+                  f"burst = {spec['burst']!r}"]
+    return "\n".join(lines) + "\n"
+
+
+def settings_toml(settings: Settings) -> str:
+    """The settings as a TOML file that :func:`core.load_settings` reads back the same."""
+    data = settings.model_dump(by_alias=True)
+    out: list[str] = ["# ShopFleet configuration (written by the console's settings dialog)"]
+    for section, values in data.items():
+        if section == "gates":
+            out += ["", _gates_toml(values).rstrip()]
+            continue
+        simple = {k: v for k, v in values.items() if not isinstance(v, dict)}
+        tables = {k: v for k, v in values.items() if isinstance(v, dict)}
+        out += ["", f"[{section}]"] + [f"{k} = {_toml_value(v)}" for k, v in simple.items()]
+        for k, table in tables.items():
+            out += ["", f"[{section}.{k}]"] + [f'"{kk}" = {_toml_value(vv)}'
+                                                for kk, vv in table.items()]
+    return "\n".join(out) + "\n"
+
+
+def make_label(text: str, parent: QWidget | None = None) -> QLabel:
+    label = QLabel(text, parent)
+    label.setAlignment(Qt.AlignmentFlag.AlignLeft)
+    return label

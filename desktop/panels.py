@@ -1,0 +1,215 @@
+"""A table panel: a filter bar over a table view, with selection kept across refreshes."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QModelIndex, QSettings, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ._core import FilterChoices, TaskFilter
+from .i18n import tr
+from .models import ID_ROLE, ROW_ROLE, FilterProxy, KeyedTableModel, TaskTableModel
+
+
+class TablePanel(QWidget):
+    """Filter bar (shop, platform, type, text) and a sortable table, multi-select.
+
+    Task models filter and sort in the store query; other models through a proxy.
+    """
+
+    selection_changed = Signal(list)
+    """The selected row ids."""
+    activated = Signal(object)
+    """A row id was double-clicked or Enter was pressed."""
+    context_requested = Signal(object)
+    """A context menu was asked for at this global position."""
+
+    def __init__(self, name: str, model: KeyedTableModel, *, filters: bool = True,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(f"panel-{name}")
+        self.name = name
+        self.model = model
+        self.is_task_model = isinstance(model, TaskTableModel)
+        self.proxy: FilterProxy | None = None
+        self.view = QTableView(self)
+        self.view.setObjectName(f"table-{name}")
+        if self.is_task_model:
+            self.view.setModel(model)
+        else:
+            self.proxy = FilterProxy(self)
+            self.proxy.setSourceModel(model)
+            self.view.setModel(self.proxy)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.view.setAlternatingRowColors(True)
+        self.view.setWordWrap(False)
+        self.view.verticalHeader().setVisible(False)
+        self.view.verticalHeader().setDefaultSectionSize(22)
+        self.view.horizontalHeader().setStretchLastSection(True)
+        self.view.horizontalHeader().setSectionsMovable(True)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(
+            lambda pos: self.context_requested.emit(self.view.viewport().mapToGlobal(pos)))
+        self.view.doubleClicked.connect(self._double_clicked)
+        header = self.view.horizontalHeader()
+        if self.is_task_model:
+            assert isinstance(model, TaskTableModel)
+            # Before enabling sorting, which sorts by the indicator's column at once.
+            header.setSortIndicator(model.sort_column(), Qt.SortOrder.DescendingOrder
+                                    if model.descending else Qt.SortOrder.AscendingOrder)
+            header.sortIndicatorChanged.connect(self._sort_changed)
+        else:
+            header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.view.setSortingEnabled(True)
+        self.view.selectionModel().selectionChanged.connect(self._selection_changed)
+        self.view.selectionModel().currentRowChanged.connect(
+            lambda *_: self._selection_changed())
+
+        self.shop = QComboBox(self)
+        self.platform = QComboBox(self)
+        self.type = QComboBox(self)
+        for box in (self.shop, self.platform, self.type):
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            box.currentIndexChanged.connect(self._filter_changed)
+        self.text = QLineEdit(self)
+        self.text.setClearButtonEnabled(True)
+        self._text_timer = QTimer(self, singleShot=True, interval=250)
+        self._text_timer.timeout.connect(self._filter_changed)
+        self.text.textChanged.connect(lambda *_: self._text_timer.start())
+        self.count = QLabel(self)
+        self.count.setObjectName(f"count-{name}")
+        bar = QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        self._labels = [QLabel(self) for _ in range(3)]
+        for label, box in zip(self._labels, (self.shop, self.platform, self.type), strict=True):
+            bar.addWidget(label)
+            bar.addWidget(box)
+        bar.addWidget(self.text, 1)
+        bar.addWidget(self.count)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        self._bar = QWidget(self)
+        self._bar.setLayout(bar)
+        self._bar.setVisible(filters)
+        lay.addWidget(self._bar)
+        lay.addWidget(self.view, 1)
+        if isinstance(model, TaskTableModel):
+            model.total_changed.connect(self._show_total)
+        self.set_choices(FilterChoices())
+        self.retranslate()
+
+    # -- text
+    def retranslate(self) -> None:
+        for label, text in zip(self._labels, (tr("Shop"), tr("Platform"), tr("Type")),
+                               strict=True):
+            label.setText(text)
+        for box in (self.shop, self.platform, self.type):
+            if box.count():
+                box.setItemText(0, tr("all"))
+        self.text.setPlaceholderText(tr("Filter: id, type, shop, error…"))
+        self.model.retranslate()
+        if isinstance(self.model, TaskTableModel):
+            self._show_total(self.model.total, self.model.total_exact)
+
+    def _show_total(self, n: int, exact: bool) -> None:
+        self.count.setText(tr("%1 tasks", f"{n:,}") if exact else tr("over %1 tasks", f"{n:,}"))
+
+    # -- filters
+    def set_choices(self, choices: FilterChoices) -> None:
+        for box, values in ((self.shop, choices.shops), (self.platform, choices.platforms),
+                            (self.type, choices.types)):
+            current = box.currentData()
+            box.blockSignals(True)
+            box.clear()
+            box.addItem(tr("all"), "")
+            for v in values:
+                box.addItem(v, v)
+            i = box.findData(current) if current else 0
+            box.setCurrentIndex(max(0, i))
+            box.blockSignals(False)
+
+    def current_filter(self) -> TaskFilter:
+        return TaskFilter(shop=self.shop.currentData() or "",
+                          platform=self.platform.currentData() or "",
+                          type=self.type.currentData() or "", text=self.text.text())
+
+    def _filter_changed(self, *_: object) -> None:
+        flt = self.current_filter()
+        if self.proxy is not None:
+            self.proxy.set_filter(flt)
+        elif isinstance(self.model, TaskTableModel):
+            self.model.set_filter(flt)
+
+    def _sort_changed(self, column: int, order: Qt.SortOrder) -> None:
+        assert isinstance(self.model, TaskTableModel)
+        if not self.model.sortable(column):
+            # Only orders an index serves are offered (1,000,000 rows stay instant).
+            header = self.view.horizontalHeader()
+            header.blockSignals(True)
+            header.setSortIndicator(self.model.sort_column(),
+                                    Qt.SortOrder.DescendingOrder if self.model.descending
+                                    else Qt.SortOrder.AscendingOrder)
+            header.blockSignals(False)
+
+    # -- selection
+    def _source_index(self, index: QModelIndex) -> QModelIndex:
+        return self.proxy.mapToSource(index) if self.proxy is not None else index
+
+    def selected_ids(self) -> list[Hashable]:
+        rows = self.view.selectionModel().selectedRows()
+        out = [self._source_index(i).data(ID_ROLE) for i in sorted(rows, key=lambda i: i.row())]
+        if not out:
+            cur = self.view.currentIndex()
+            if cur.isValid() and self.view.selectionModel().isSelected(cur):
+                out = [self._source_index(cur).data(ID_ROLE)]
+        return [x for x in out if x is not None]
+
+    def selected_rows(self) -> list[Any]:
+        rows = self.view.selectionModel().selectedRows()
+        return [self._source_index(i).data(ROW_ROLE) for i in sorted(rows, key=lambda i: i.row())]
+
+    def select_ids(self, ids: list[Hashable]) -> None:
+        sm = self.view.selectionModel()
+        sm.clearSelection()
+        for key in ids:
+            r = self.model.row_of(key)
+            if r < 0:
+                continue
+            idx = self.model.index(r, 0)
+            if self.proxy is not None:
+                idx = self.proxy.mapFromSource(idx)
+            sm.select(idx, sm.SelectionFlag.Select | sm.SelectionFlag.Rows)
+            self.view.setCurrentIndex(idx)
+
+    def _selection_changed(self, *_: object) -> None:
+        self.selection_changed.emit(self.selected_ids())
+
+    def _double_clicked(self, index: QModelIndex) -> None:
+        key = self._source_index(index).data(ID_ROLE)
+        if key is not None:
+            self.activated.emit(key)
+
+    # -- layout memory
+    def save_state(self, settings: QSettings) -> None:
+        settings.setValue(f"columns/{self.name}", self.view.horizontalHeader().saveState())
+
+    def restore_state(self, settings: QSettings) -> None:
+        state = settings.value(f"columns/{self.name}")
+        if isinstance(state, QByteArray | bytes):
+            self.view.horizontalHeader().restoreState(QByteArray(state))
+            if self.is_task_model:
+                self.view.horizontalHeader().setSectionResizeMode(
+                    QHeaderView.ResizeMode.Interactive)

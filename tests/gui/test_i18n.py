@@ -1,0 +1,38 @@
+"""Every visible string of the console has a Chinese translation, and the .qm is current."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TS = ROOT / "resources" / "translations" / "shopfleet_zh_CN.ts"
+pytestmark = pytest.mark.gui
+
+
+def _sources(ts: Path) -> set[str]:
+    return {m.findtext("source") or "" for m in ET.parse(ts).iter("message")}
+
+
+def test_every_string_in_the_code_is_translated(tmp_path: Path) -> None:
+    lupdate = Path(sys.executable).parent / "pyside6-lupdate"
+    if not lupdate.exists() and shutil.which("pyside6-lupdate") is None:
+        pytest.skip("pyside6-lupdate is not installed")
+    fresh = tmp_path / "fresh.ts"
+    subprocess.run([str(lupdate if lupdate.exists() else "pyside6-lupdate"),
+                    *sorted(str(p) for p in (ROOT / "desktop").glob("*.py")),
+                    "-ts", str(fresh), "-locations", "none"], check=True, capture_output=True)
+    missing = _sources(fresh) - _sources(TS)
+    assert not missing, ("run: python resources/translations/update.py — untranslated: "
+                         f"{sorted(missing)[:10]}")
+    unfinished = [m.findtext("source") for m in ET.parse(TS).iter("message")
+                  if (t := m.find("translation")) is not None
+                  and (t.get("type") == "unfinished" or not (t.text or "").strip())]
+    assert unfinished == []
+    qm = TS.with_suffix(".qm")
+    assert qm.exists() and qm.stat().st_mtime >= TS.stat().st_mtime - 1
