@@ -201,6 +201,23 @@ def cmd_cancel(args: argparse.Namespace, cli: Cli) -> int:
     return 0
 
 
+def cmd_preempt(args: argparse.Namespace, cli: Cli) -> int:
+    """Ask the engine holding a running task to suspend it at its next safe step."""
+    store = cli.store
+    why = "by operator (CLI)" + (f" for #{args.for_task}" if args.for_task else "")
+    if args.for_task is not None:
+        top = store.status().top_score or 0.0
+        store.bump(args.for_task, to=max(top + 1.0, cli.settings.priority.preempt_threshold))
+    store.request_preempt(args.id, why)
+    if cli.json:
+        cli.out({"id": args.id, "requested": True, "for": args.for_task})
+    else:
+        extra = f"; task {args.for_task} moved to the front" if args.for_task else ""
+        print(f"task {args.id}: preemption requested (it suspends at its next safe step; "
+              f"a non-interruptible step finishes first){extra}")
+    return 0
+
+
 def cmd_shops(args: argparse.Namespace, cli: Cli) -> int:
     shops = cli.store.shops()
     if cli.json:
@@ -294,6 +311,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("cancel", cmd_cancel, "cancel a task that has not finished")
     p.add_argument("id", type=int)
+    p.add_argument("--json", action="store_true")
+
+    p = add("preempt", cmd_preempt, "suspend a running task at its next safe step")
+    p.add_argument("id", type=int)
+    p.add_argument("--for", dest="for_task", type=int, metavar="TASK_ID",
+                   help="move this task to the front so it gets the freed slot")
     p.add_argument("--json", action="store_true")
 
     p = add("shops", cmd_shops, "list shops")

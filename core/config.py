@@ -162,6 +162,17 @@ class RescueSettings(_Section):
     """Tickets older than this are shown as over their SLA."""
 
 
+class PreemptionSettings(_Section):
+    """Urgent work takes a browser slot from lower-scored work at a safe step."""
+
+    enabled: bool = True
+    storm_limit: int = Field(2, ge=0)
+    """Preemptions allowed per slot (a shop's slot) within storm_window_s; then refused."""
+    storm_window_s: float = Field(60.0, gt=0)
+    grace_s: float = Field(30.0, gt=0)
+    """A holder that has not yielded this long after being asked is cancelled the hard way."""
+
+
 class Settings(_Section):
     """The whole configuration. Construct with :func:`load_settings` or directly in tests."""
 
@@ -175,6 +186,7 @@ class Settings(_Section):
     gates: GateSettings = GateSettings()
     breakers: BreakerSettings = BreakerSettings()
     rescue: RescueSettings = RescueSettings()
+    preemption: PreemptionSettings = PreemptionSettings()
 
     def with_changes(self, **sections: dict[str, Any]) -> Settings:
         """A copy with some keys of some sections replaced, validated again."""

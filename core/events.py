@@ -59,6 +59,21 @@ class TicketAnswered(Event):
 
 
 @dataclass(frozen=True)
+class TaskPreempted(Event):
+    """A running task was asked to yield its slot (it suspends at its next safe step)."""
+
+    task_id: int
+    for_task: int | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class PreemptionRefused(Event):
+    task_id: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class TaskBumped(Event):
     task_id: int
     score: float

@@ -96,7 +96,8 @@ class FakeExecutor:
     ``params["fake"]``: ``ok`` (default), ``site_failed``, ``page_changed``, ``needs_human``,
     ``crash``, ``rate_limited:SECONDS``; ``params["requests"]``: gate tokens taken (default 1);
     ``params["steps"]``: steps of ``params["step_s"]`` real seconds each, yielding between them
-    when asked (default 1 step, 0 s). Records the start order and per-shop concurrency.
+    when asked (default 1 step, 0 s; ``params["ignore_yield"]`` never yields, like a wedged
+    page). Records the start order, per-shop concurrency and which attempts resumed.
     """
 
     def __init__(self) -> None:
@@ -106,6 +107,8 @@ class FakeExecutor:
         self.live = 0
         self.max_live = 0
         self.yielded: list[int] = []
+        self.resumed_from: list[tuple[int, int]] = []
+        self.finished: list[int] = []
 
     async def start(self) -> None:
         return None
@@ -121,6 +124,8 @@ class FakeExecutor:
         from .errors import BrowserCrashed, NeedsHuman, PageChanged, RateLimited, SiteFailed
 
         self.started.append(task.id)
+        if task.checkpoint:
+            self.resumed_from.append((task.id, int(task.checkpoint.get("next_step", 0))))
         shop = task.shop
         self.running_by_shop[shop] = self.running_by_shop.get(shop, 0) + 1
         self.max_by_shop[shop] = max(self.max_by_shop.get(shop, 0), self.running_by_shop[shop])
@@ -133,7 +138,7 @@ class FakeExecutor:
             steps = int(p.get("steps", 1))
             start = int((ctl.last_checkpoint or {}).get("next_step", 0))
             for i in range(start, steps):
-                if ctl.should_yield():
+                if ctl.should_yield() and not p.get("ignore_yield"):
                     self.yielded.append(task.id)
                     return Outcome("yielded", checkpoint={"next_step": i})
                 await asyncio.sleep(float(p.get("step_s", 0)))
@@ -149,6 +154,7 @@ class FakeExecutor:
             }
             if kind in errors:
                 raise errors[kind]()
+            self.finished.append(task.id)
             return Outcome("done", {"shop": shop})
         finally:
             self.running_by_shop[shop] -= 1

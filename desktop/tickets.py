@@ -182,7 +182,7 @@ class BasicTicketSource:
         raise Refused(tr("releasing from quarantine arrives with issue 5"))
 
     async def preempt(self, engine: Engine, task_id: int) -> Changes:
-        raise Refused(tr("preempting by hand arrives with issue 6"))
+        return await engine.preempt(task_id, reason="by operator (console)")
 
     async def retry(self, engine: Engine, task_id: int) -> Changes:
         rec = await _to_thread(self.store.task, task_id)
@@ -222,7 +222,7 @@ RULE_FOR_ANSWER = {"retry": "retry_later", "resume": "retry_later", "skip": "ski
 
 class EngineTicketSource(BasicTicketSource):
     """:class:`TicketSource` on the engine's ticket book (issue 5): real tickets, knowledge
-    base, rules and quarantine release. Preemption still waits for issue 6 (refused)."""
+    base, rules, quarantine release and preemption by hand."""
 
     def __init__(self, store: SqliteStore, book: object) -> None:
         super().__init__(store)

@@ -13,6 +13,7 @@ is a coroutine here; it returns a :class:`core.events.Changes` summary and publi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections import Counter, deque
@@ -40,8 +41,10 @@ from ..events import (
     EventBus,
     GateChanged,
     GateHeld,
+    PreemptionRefused,
     ShopPaused,
     TaskBumped,
+    TaskPreempted,
     TaskProgress,
     TasksSubmitted,
     TaskStateChanged,
@@ -53,6 +56,7 @@ from ..store import AsyncStore, ClaimedTask, SqliteStore, new_owner_id
 from ..tickets import Rule, Signature, TicketBook
 from .breakers import Breakers, BreakerState, BreakerView
 from .gates import GateLevel, RateGates
+from .preemption import Candidate, Holder, StormLimiter, choose_victim
 from .rescue import RescueBudget, Verdict, crash_op, decide, rule_op, signature_of
 
 log = logging.getLogger(__name__)
@@ -81,6 +85,11 @@ class TaskControl:
         self.step_name = ""
         self.browser_id: int | None = None
         self.started_at = engine.clock.now()
+        self.preempted = False
+        """Asked to yield its slot to urgent work (suspends rather than requeues)."""
+        self.yield_at: float | None = None
+        self.hard_cancelled = False
+        self.first_step_at: float | None = None
 
     async def gate(self, domain: str | None = None) -> None:
         """Take a token from the global gate, then the domain's (waits, never blocks)."""
@@ -106,6 +115,9 @@ class TaskControl:
         return True
 
     def progress(self, step: int, steps: int, name: str) -> None:
+        if self.first_step_at is None:
+            self.first_step_at = self._engine.clock.now()
+            self._engine._first_step(self)
         self.step, self.steps, self.step_name = step, steps, name
         self._engine.bus.publish(TaskProgress(self._engine.clock.now(), self.task.id, step,
                                               steps, name))
@@ -172,6 +184,9 @@ class EngineStatistics:
     browsers_alive: int
     contexts_alive: int
     preemptions_per_hour: int = 0
+    preemptions_refused_per_hour: int = 0
+    preemption_latency_p50_s: float | None = None
+    preemption_latency_p95_s: float | None = None
     resume_success_rate: float | None = None
     open_tickets: int = 0
     problems: tuple[str, ...] = ()
@@ -179,6 +194,17 @@ class EngineStatistics:
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = json.loads(json.dumps(asdict(self), default=str))
         return d
+
+
+_PREEMPT_POLL_S = 0.1
+"""Real-time interval at which a busy dispatcher looks for urgent work waiting for a slot."""
+
+
+def _pct(sorted_values: list[float], p: float) -> float | None:
+    if not sorted_values:
+        return None
+    i = min(len(sorted_values) - 1, max(0, round(p / 100 * (len(sorted_values) - 1))))
+    return sorted_values[i]
 
 
 class Engine:
@@ -214,6 +240,14 @@ class Engine:
         self.breakers = Breakers(self.settings.breakers, clock=clock)
         self.tickets = TicketBook(store)
         self.rescue_budget = RescueBudget(self.settings.rescue, clock)
+        self.storm = StormLimiter(self.settings.preemption, clock)
+        self._urgent_pending: dict[int, float] = {}    # urgent task id -> when a slot was asked
+        self._refused_at: dict[int, float] = {}
+        self._preemptions: deque[float] = deque()
+        self._refusals: deque[float] = deque()
+        self._latencies: deque[tuple[float, float]] = deque()
+        self._resumes: deque[tuple[float, bool]] = deque()
+        self._last_preempt_check = 0.0
         self._open_tickets = 0
         self._running: dict[int, tuple[asyncio.Task[None], TaskControl]] = {}
         self._wake: asyncio.Event | None = None
@@ -342,6 +376,11 @@ class Engine:
     # -- dispatching ------------------------------------------------------------------------------
 
     async def _dispatch_once(self) -> int:
+        if self._running and self.settings.preemption.enabled and not self._stopping:
+            loop = asyncio.get_running_loop()
+            if loop.time() - self._last_preempt_check >= 0.1:
+                self._last_preempt_check = loop.time()
+                await self._preempt_round()
         free = self.slots - len(self._running)
         if free <= 0 or self._stopping or not self.breakers.pool.allows():
             return 0
@@ -358,11 +397,23 @@ class Engine:
                                               f"attempt {task.attempts}"))
         return len(claimed)
 
+    async def _wake_or(self, seconds: float | None) -> None:
+        """Wait for a wake-up; with work running and preemption on, look again after
+        ``_PREEMPT_POLL_S`` of real time (urgent work may be waiting for a busy slot)."""
+        assert self._wake is not None
+        if seconds is None and self._running and self.settings.preemption.enabled:
+            seconds = _PREEMPT_POLL_S
+        if seconds is None:
+            await self._wake.wait()
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+
     async def _wait_for_change(self) -> None:
         assert self._wake is not None
         self._wake.clear()
         if self._running:
-            await self._wake.wait()
+            await self._wake_or(None)
 
     async def _idle_wait(self) -> None:
         assert self._wake is not None
@@ -370,7 +421,7 @@ class Engine:
             return
         if self._running and len(self._running) >= self.slots:
             self._wake.clear()
-            await self._wake.wait()
+            await self._wake_or(None)
             return
         self._wake.clear()
         sleeper = asyncio.ensure_future(self.clock.sleep(self.poll_s))
@@ -386,6 +437,12 @@ class Engine:
             try:
                 outcome = await self.executor.execute(task, ctl)
             except asyncio.CancelledError:
+                if ctl.hard_cancelled:  # did not yield in its grace period: a crashed attempt
+                    wedged = BrowserCrashed(f"did not yield within "
+                                            f"{self.settings.preemption.grace_s:.0f}s of being "
+                                            "preempted; cancelled")
+                    await asyncio.shield(self._failed(task, wedged, probe))
+                    return
                 await asyncio.shield(self._release(task, ctl, "aborted at shutdown", probe))
                 raise
             except LeaseLost:
@@ -422,6 +479,8 @@ class Engine:
         self.store._room_freed()
         self.completed += 1
         self._finished.append((self.clock.now(), True, "", task.platform))
+        if task.resumed:
+            self._resumes.append((self.clock.now(), True))
         if self.breakers.get(task.domain).record_success(probe=probe):
             self._breaker_event(task.domain, "probe succeeded")
         self.breakers.pool.record_success()
@@ -434,11 +493,12 @@ class Engine:
             self.breakers.get(task.domain).probe_abandoned()
         try:
             await self.astore.release(task.id, task.lease_owner, reason=reason,
-                                      checkpoint=checkpoint or ctl.last_checkpoint)
+                                      checkpoint=checkpoint or ctl.last_checkpoint,
+                                      suspend=ctl.preempted)
         except LeaseLost:
             return
-        self.bus.publish(TaskStateChanged(self.clock.now(), task.id, task.shop, "queued",
-                                          reason))
+        self.bus.publish(TaskStateChanged(self.clock.now(), task.id, task.shop,
+                                          "suspended" if ctl.preempted else "queued", reason))
 
     async def _failed(self, task: ClaimedTask, exc: TaskError, probe: bool) -> None:
         now = self.clock.now()
@@ -456,6 +516,8 @@ class Engine:
         if isinstance(exc, BrowserCrashed) and self.breakers.pool.record_failure():
             self._breaker_event(self.breakers.pool.name, "browsers keep crashing")
         self._finished.append((now, False, exc.error_class, task.platform))
+        if task.resumed:
+            self._resumes.append((now, False))
         sig = signature_of(task, exc)
         rule, crashes = await asyncio.to_thread(self._rescue_facts, task, sig)
         d = decide(task, exc, crashes=crashes, rule=rule, settings=self.settings.rescue,
@@ -499,6 +561,89 @@ class Engine:
         rule = self.tickets.matching_rule(sig)
         rows = self.store.read("SELECT crashes FROM tasks WHERE id = ?", (task.id,))
         return rule, int(rows[0][0]) if rows else 0
+
+    # -- preemption -------------------------------------------------------------------------
+
+    async def _preempt_round(self) -> None:
+        """Ask holders to yield to urgent waiting tasks; enforce the grace period."""
+        now = self.clock.now()
+        grace = self.settings.preemption.grace_s
+        for runner, ctl in list(self._running.values()):
+            if ctl.preempted and ctl.yield_at is not None and now - ctl.yield_at > grace \
+                    and not ctl.hard_cancelled:
+                ctl.hard_cancelled = True
+                runner.cancel()
+        ids = list(self._running)
+        asked = await asyncio.to_thread(self.store.preempt_requests, ids)
+        for tid, why in asked.items():
+            if tid in self._running and not self._running[tid][1].preempted:
+                self._ask_yield(tid, None, why)
+        cands = await asyncio.to_thread(self.store.urgent_waiting,
+                                        self.settings.priority.preempt_threshold)
+        holders = [Holder(t.id, t.shop_id, t.score, t.preemptible, c.yield_requested)
+                   for t, c in self.running_tasks()]
+        for cid, shop_id, score in cands:
+            if cid in self._urgent_pending or cid in self._running:
+                continue
+            victim, why = choose_victim(Candidate(cid, shop_id, score), holders,
+                                        slots=self.slots,
+                                        shop_limit=self.settings.queue.max_tasks_per_shop)
+            if victim is None:
+                continue
+            if not self.storm.allows(victim.shop_id):
+                if now - self._refused_at.get(cid, 0.0) >= 60:
+                    self._refused_at[cid] = now
+                    self._refusals.append(now)
+                    reason = (f"preemption refused: storm limit "
+                              f"({self.settings.preemption.storm_limit} per slot per "
+                              f"{self.settings.preemption.storm_window_s:.0f}s); waits at "
+                              "the front of the queue")
+                    self.bus.publish(PreemptionRefused(now, cid, reason))
+                    await asyncio.to_thread(self.store.log_event, cid, reason)
+                continue
+            self.storm.record(victim.shop_id)
+            self._urgent_pending[cid] = now
+            self._ask_yield(victim.task_id, cid, why)
+            holders = [h if h.task_id != victim.task_id else
+                       Holder(h.task_id, h.shop_id, h.score, h.preemptible, True)
+                       for h in holders]
+
+    def _ask_yield(self, task_id: int, for_task: int | None, why: str) -> None:
+        entry = self._running.get(task_id)
+        if entry is None:
+            return
+        ctl = entry[1]
+        now = self.clock.now()
+        ctl.preempted = True
+        ctl.yield_requested = True
+        ctl.yield_at = now
+        ctl.yield_reason = (f"suspended: preempted by #{for_task} ({why})" if for_task
+                            else f"suspended: preempted by operator ({why})")
+        self._preemptions.append(now)
+        log.info("task %s asked to yield: %s", task_id, ctl.yield_reason)
+        self.bus.publish(TaskPreempted(now, task_id, for_task, ctl.yield_reason))
+
+    def _first_step(self, ctl: TaskControl) -> None:
+        asked = self._urgent_pending.pop(ctl.task.id, None)
+        if asked is not None:  # an urgent task that preempted: queued → first step
+            now = self.clock.now()
+            self._latencies.append((now, now - (ctl.task.created_at or asked)))
+
+    async def preempt(self, task_id: int, *, for_task: int | None = None,
+                      reason: str = "by operator") -> Changes:
+        """Suspend a running task at its next safe step (an operator's hand: hard-aged and
+        storm limits do not apply; a non-interruptible step still finishes first)."""
+        if for_task is not None:
+            st = await self.astore.status()
+            top = (st.top_score or 0.0) + 1.0
+            await self.astore.bump(for_task, to=max(top, self.settings.priority.preempt_threshold))
+        if task_id in self._running:
+            self._ask_yield(task_id, for_task, reason)
+            if for_task is not None:
+                self._urgent_pending[for_task] = self.clock.now()
+        else:
+            await asyncio.to_thread(self.store.request_preempt, task_id, reason)
+        return Changes(tasks=True, detail={"task": task_id})
 
     def _breaker_event(self, name: str, reason: str) -> None:
         v = self.breakers.get(name).view()
@@ -574,6 +719,8 @@ class Engine:
             "failures_by_platform": s.failures_by_platform,
             "failures_hour_by_class": s.failures_hour_by_class,
             "preemptions_per_hour": s.preemptions_per_hour,
+            "preemptions_refused_per_hour": s.preemptions_refused_per_hour,
+            "preemption_latency_p95_s": s.preemption_latency_p95_s,
             "resume_success_rate": s.resume_success_rate, "open_tickets": s.open_tickets,
             "breakers_open": sum(1 for b in s.breakers if b.state is not BreakerState.CLOSED),
         }
@@ -599,6 +746,15 @@ class Engine:
         spread = (st.top_score - st.bottom_score) if st and st.top_score is not None \
             and st.bottom_score is not None else None
         res = self.executor.resources()
+        for dq in (self._preemptions, self._refusals):
+            while dq and dq[0] < now - 3600:
+                dq.popleft()
+        while self._latencies and self._latencies[0][0] < now - 3600:
+            self._latencies.popleft()
+        while self._resumes and self._resumes[0][0] < now - 3600:
+            self._resumes.popleft()
+        lat = sorted(x for _, x in self._latencies)
+        resumes = [ok for _, ok in self._resumes]
         return EngineStatistics(
             at=now, running=len(self._running), slots=self.slots,
             queued=st.queued if st else 0, queued_by_band=dict(snap.get("bands", {})),
@@ -610,6 +766,10 @@ class Engine:
             open_tickets=int(snap.get("open_tickets", 0)),
             gates=self.gates.levels(), breakers=self.breakers.views(),
             browsers_alive=res.get("browsers", 0), contexts_alive=res.get("contexts", 0),
+            preemptions_per_hour=len(self._preemptions),
+            preemptions_refused_per_hour=len(self._refusals),
+            preemption_latency_p50_s=_pct(lat, 50), preemption_latency_p95_s=_pct(lat, 95),
+            resume_success_rate=(sum(resumes) / len(resumes)) if resumes else None,
             problems=(repr(self._problem),) if self._problem else ())
 
     def running_tasks(self) -> list[tuple[ClaimedTask, TaskControl]]:

@@ -223,6 +223,18 @@ class RunResult:
     steps: tuple[StepEvent, ...]
 
 
+_YIELD_POLL_S = 0.05
+"""How often an interruptible wait asks whether to yield."""
+
+
+class _Yielded(Exception):
+    """An interruptible wait was stopped for a yield; the step runs again on resume."""
+
+    def __init__(self, step: int) -> None:
+        super().__init__(step)
+        self.step = step
+
+
 class _Fail(Exception):
     """A failure the runner classified itself (wraps the TaskError to raise)."""
 
@@ -483,7 +495,10 @@ class _Run:
                 await self.settle_in_flight(i, step)
                 if i in self.writes_done:
                     continue
-            await self.run_step(i, step)
+            try:
+                await self.run_step(i, step)
+            except _Yielded as y:
+                return await self.yielded(y.step)
         final = self.saved if self.saved is not None else self.checkpoint(len(steps))
         return RunResult("done", dict(self.results), final, tuple(self.log))
 
@@ -492,7 +507,7 @@ class _Run:
         tries = 0
         while True:
             try:
-                await self.timed_step(i, step, partial(self.step_body, i, step, False))
+                await self.interruptible(i, step)
                 return
             except (SiteFailed, PageChanged) as err:
                 if (isinstance(err, RateLimited) or step.write or self.in_flight == i
@@ -501,6 +516,26 @@ class _Run:
                 tries += 1
                 self.retried += 1
                 await asyncio.sleep(self.step_retry_wait_s)
+
+    async def interruptible(self, i: int, step: Step) -> None:
+        """Run a step; an interruptible wait (navigation, ``wait_element``) stops at once
+        when a yield is requested, leaving the step to be run again on resume."""
+        body = partial(self.timed_step, i, step, partial(self.step_body, i, step, False))
+        if (self.should_yield is None or not step.interruptible or step.write
+                or not isinstance(step, NavigateStep | WaitElementStep)):
+            await body()
+            return
+        task = asyncio.ensure_future(body())
+        while True:
+            done, _ = await asyncio.wait([task], timeout=_YIELD_POLL_S)
+            if done:
+                task.result()
+                return
+            if self.should_yield():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+                raise _Yielded(i)
 
     def validate_checkpoint(self, cp: Checkpoint) -> None:
         n = len(self.flow.steps)

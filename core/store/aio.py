@@ -66,9 +66,9 @@ class AsyncStore:
             self.sync.checkpoint_op(task_id, owner, checkpoint)))
 
     async def release(self, task_id: int, owner: str, *, reason: str = "released",
-                      checkpoint: dict[str, Any] | None = None) -> None:
-        await asyncio.to_thread(self.sync.release, task_id, owner, reason=reason,
-                                checkpoint=checkpoint)
+                      checkpoint: dict[str, Any] | None = None, suspend: bool = False) -> None:
+        await asyncio.wrap_future(self.sync.submit_op(self.sync.release_op(
+            task_id, owner, reason=reason, checkpoint=checkpoint, suspend=suspend)))
 
     async def renew_lease(self, task_id: int, owner: str) -> float:
         return await asyncio.to_thread(self.sync.renew_lease, task_id, owner)

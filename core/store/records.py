@@ -105,6 +105,9 @@ class ClaimedTask:
     params: dict[str, Any]
     steps: list[dict[str, Any]] | None
     checkpoint: dict[str, Any] | None
+    resumed: bool = False
+    """It was suspended (preempted) and now resumes from its checkpoint."""
+    created_at: float = 0.0
 
 
 @dataclass(frozen=True)

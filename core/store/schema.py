@@ -175,11 +175,23 @@ _V4 = """
 ALTER TABLE tasks ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;
 """ + _V4_TABLES
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
+# v5: preemption — suspended tasks wait in their own small index and are claimed with the
+# queued ones, keeping their place by score.
+# An operator's preemption from another process (the CLI) is a request on the task's row
+# that the engine holding the task picks up.
+_V5_INDEX = """
+CREATE INDEX tasks_suspended ON tasks (band DESC, prio_key DESC, id) WHERE state = 'suspended';
+"""
+_V5 = """
+ALTER TABLE tasks ADD COLUMN preempt_requested TEXT;
+""" + _V5_INDEX
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
 FRESH_SCHEMA: str = _V1.replace(
     "    last_error      TEXT\n);",
     "    last_error      TEXT,\n    evidence        TEXT,\n"
-    "    crashes         INTEGER NOT NULL DEFAULT 0\n);") + _V2 + _V4_TABLES
+    "    crashes         INTEGER NOT NULL DEFAULT 0,\n    preempt_requested TEXT\n);"
+) + _V2 + _V4_TABLES + _V5_INDEX
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

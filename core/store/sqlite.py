@@ -462,8 +462,9 @@ class SqliteStore:
 
     @staticmethod
     def _queued_count(conn: sqlite3.Connection) -> int:
-        row = conn.execute("SELECT n FROM state_counts WHERE state = 'queued'").fetchone()
-        return int(row[0]) if row else 0
+        row = conn.execute("SELECT sum(n) FROM state_counts WHERE state IN "
+                           "('queued', 'suspended')").fetchone()
+        return int(row[0]) if row and row[0] else 0
 
     # -- priority maintenance (threshold events) --------------------------------------------
 
@@ -476,6 +477,10 @@ class SqliteStore:
         hard = conn.execute(
             "UPDATE tasks INDEXED BY tasks_hard_aging SET band = 1, preemptible = 0, "
             "updated_at = ? WHERE state = 'queued' AND band = 0 AND created_at <= ?",
+            (now, now - self._p.hard_aging_min * 60.0)).rowcount
+        hard += conn.execute(
+            "UPDATE tasks INDEXED BY tasks_suspended SET band = 1, preemptible = 0, "
+            "updated_at = ? WHERE state = 'suspended' AND band = 0 AND created_at <= ?",
             (now, now - self._p.hard_aging_min * 60.0)).rowcount
         due = conn.execute(
             "SELECT t.id, t.type, t.deadline, t.base, t.attempts, t.bump, t.created_at, "
@@ -522,13 +527,15 @@ class SqliteStore:
         picked = self._pick(conn, now, exclude)
         if picked is None:
             return None
+        picked_id, was = picked
         until = now + (lease_s if lease_s is not None else self._q.lease_s)
+        reason = f"resumed by {owner}" if was == "suspended" else f"claimed by {owner}"
         row = conn.execute(
             "UPDATE tasks SET state = 'running', state_reason = ?, lease_owner = ?, "
             "lease_until = ?, attempts = attempts + 1, started_at = ?, updated_at = ? "
-            "WHERE id = ? AND state = 'queued' RETURNING id, type, shop_id, attempts, "
-            "max_attempts, prio_key, preemptible, spec, checkpoint",
-            (f"claimed by {owner}", owner, until, now, now, picked)).fetchone()
+            "WHERE id = ? AND state IN ('queued', 'suspended') RETURNING id, type, shop_id, "
+            "attempts, max_attempts, prio_key, preemptible, spec, checkpoint, created_at",
+            (reason, owner, until, now, now, picked_id)).fetchone()
         shop = conn.execute("SELECT name, platform, base_url, domain FROM shops WHERE id = ?",
                             (row[2],)).fetchone()
         spec = json.loads(row[7])
@@ -538,7 +545,8 @@ class SqliteStore:
             attempts=row[3], max_attempts=row[4],
             score=score_from_key(row[5], now, self._aging_per_s), preemptible=bool(row[6]),
             flow=spec.get("flow"), params=spec.get("params", {}), steps=spec.get("steps"),
-            checkpoint=json.loads(row[8]) if row[8] else None)
+            checkpoint=json.loads(row[8]) if row[8] else None, resumed=was == "suspended",
+            created_at=row[9])
 
     def claim_many_op(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
                       probe_domains: Iterable[str] = (), lease_s: float | None = None
@@ -578,30 +586,40 @@ class SqliteStore:
             return lost
         return op
 
-    def _pick(self, conn: sqlite3.Connection, now: float, exclude: frozenset[str]) -> int | None:
-        """The id of the best eligible queued task.
+    def _pick(self, conn: sqlite3.Connection, now: float, exclude: frozenset[str]
+              ) -> tuple[int, str] | None:
+        """The id (and state) of the best eligible waiting task.
 
-        Fast path: walk the global index from the top and take the first eligible row; the
-        ineligible ones are tasks of busy or paused shops, normally few. If the first
-        ``FAST_PATH_ROWS`` are all ineligible (one busy shop holds the top of the queue), ask
-        each eligible shop for its best task through the per-shop index and take the best of
-        those: O(shops · log n), never a scan of the queue.
+        Suspended tasks (few: preempted ones) are looked at in full through their own index.
+        Queued ones, fast path: walk the global index from the top and take the first
+        eligible row; the ineligible ones are tasks of busy or paused shops, normally few. If
+        the first ``FAST_PATH_ROWS`` are all ineligible (one busy shop holds the top of the
+        queue), ask each eligible shop for its best task through the per-shop index and take
+        the best of those: O(shops · log n), never a scan of the queue.
         """
         blocked = self._blocked_shops(conn, exclude)
+        best: tuple[int, int, int] | None = None  # (band, key, -id)
+        best_pick: tuple[int, str] | None = None
+        for tid, shop_id, not_before, band, key in conn.execute(
+                "SELECT id, shop_id, not_before, band, prio_key FROM tasks INDEXED BY "
+                "tasks_suspended WHERE state = 'suspended' ORDER BY band DESC, prio_key DESC, id"):
+            if shop_id not in blocked and not_before <= now:
+                best, best_pick = (band, key, -tid), (int(tid), "suspended")
+                break
         cur = conn.execute(
-            "SELECT id, shop_id, not_before FROM tasks INDEXED BY tasks_ready "
+            "SELECT id, shop_id, not_before, band, prio_key FROM tasks INDEXED BY tasks_ready "
             "WHERE state = 'queued' "
             "ORDER BY band DESC, prio_key DESC, id LIMIT ?", (FAST_PATH_ROWS,))
         seen = 0
-        for tid, shop_id, not_before in cur:
+        for tid, shop_id, not_before, band, key in cur:
             seen += 1
             if shop_id not in blocked and not_before <= now:
                 cur.close()
-                return int(tid)
+                if best is None or (band, key, -tid) > best:
+                    return int(tid), "queued"
+                return best_pick
         if seen < FAST_PATH_ROWS:
-            return None
-        best: tuple[int, int, int] | None = None  # (band, key, -id)
-        best_id: int | None = None
+            return best_pick
         for (shop_id,) in conn.execute("SELECT id FROM shops").fetchall():
             if shop_id in blocked:
                 continue
@@ -611,8 +629,8 @@ class SqliteStore:
                 "AND not_before <= ? ORDER BY band DESC, prio_key DESC, id LIMIT 1",
                 (shop_id, now)).fetchone()
             if r is not None and (best is None or (r[1], r[2], -r[0]) > best):
-                best, best_id = (r[1], r[2], -r[0]), int(r[0])
-        return best_id
+                best, best_pick = (r[1], r[2], -r[0]), (int(r[0]), "queued")
+        return best_pick
 
     def _blocked_shops(self, conn: sqlite3.Connection, exclude: frozenset[str]) -> set[int]:
         blocked = {int(r[0]) for r in conn.execute(
@@ -704,17 +722,26 @@ class SqliteStore:
         return op
 
     def release(self, task_id: int, owner: str, *, reason: str = "released",
-                checkpoint: dict[str, Any] | None = None) -> None:
-        """Give a claimed task back to the queue without counting the attempt (a safe stop)."""
+                checkpoint: dict[str, Any] | None = None, suspend: bool = False) -> None:
+        """Give a claimed task back without counting the attempt (a safe stop); ``suspend``
+        marks it preempted (it keeps its place by score and resumes from its checkpoint)."""
+        self._call(self.release_op(task_id, owner, reason=reason, checkpoint=checkpoint,
+                                   suspend=suspend))
+
+    def release_op(self, task_id: int, owner: str, *, reason: str = "released",
+                   checkpoint: dict[str, Any] | None = None, suspend: bool = False
+                   ) -> Callable[[sqlite3.Connection], None]:
         cp = json.dumps(checkpoint, ensure_ascii=False) if checkpoint is not None else None
+        state = "suspended" if suspend else "queued"
 
         def op(conn: sqlite3.Connection) -> None:
             now = self.clock.now()
             self._finish_running(
                 conn, task_id, owner,
-                "state = 'queued', state_reason = ?, attempts = max(0, attempts - 1), "
-                "updated_at = ?, checkpoint = coalesce(?, checkpoint)", (reason, now, cp))
-        self._call(op)
+                f"state = '{state}', state_reason = ?, attempts = max(0, attempts - 1), "
+                "updated_at = ?, checkpoint = coalesce(?, checkpoint), "
+                "preempt_requested = NULL", (reason, now, cp))
+        return op
 
     def save_checkpoint(self, task_id: int, owner: str, checkpoint: dict[str, Any]) -> None:
         """Durably record a running task's progress (acknowledged = on disk)."""
@@ -1005,6 +1032,55 @@ class SqliteStore:
         row = self._reader().execute("SELECT value FROM meta WHERE name = ?",
                                      (name,)).fetchone()
         return str(row[0]) if row else None
+
+    def urgent_waiting(self, threshold: float, *, limit: int = 8) -> list[tuple[int, int, float]]:
+        """Waiting tasks (queued or suspended) scoring at least ``threshold`` now, best first:
+        (id, shop_id, score). An index range, not a scan."""
+        now = self.clock.now()
+        shift = round((now - KEY_EPOCH) * self._aging_per_s * KEY_SCALE)
+        lo = round(threshold * KEY_SCALE) - shift
+        out: list[tuple[int, int, float]] = []
+        for index, state in (("tasks_ready", "queued"), ("tasks_suspended", "suspended")):
+            rows = self._reader().execute(
+                f"SELECT id, shop_id, prio_key, not_before FROM tasks INDEXED BY {index} "
+                f"WHERE state = '{state}' AND band = 0 AND prio_key >= ? "
+                "ORDER BY band DESC, prio_key DESC, id LIMIT ?", (lo, limit)).fetchall()
+            out += [(int(r[0]), int(r[1]), score_from_key(r[2], now, self._aging_per_s))
+                    for r in rows if r[3] <= now]
+        return sorted(out, key=lambda t: -t[2])[:limit]
+
+    def log_event(self, task_id: int, reason: str) -> None:
+        """Add a line to a task's history without changing its state (a decision about it)."""
+        def op(conn: sqlite3.Connection) -> None:
+            row = conn.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            if row is not None:
+                conn.execute("INSERT INTO task_events (task_id, at, from_state, to_state, "
+                             "reason) VALUES (?, ?, ?, ?, ?)",
+                             (task_id, self.clock.now(), row[0], row[0], reason))
+        self._call(op)
+
+    def request_preempt(self, task_id: int, reason: str) -> None:
+        """Ask whichever engine holds ``task_id`` to suspend it at its next safe step."""
+        def op(conn: sqlite3.Connection) -> None:
+            row = conn.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            if row is None:
+                raise UnknownTask(task_id)
+            if row[0] != "running":
+                raise Refused(f"task {task_id} is {row[0]}; only a running task can be "
+                              "preempted")
+            conn.execute("UPDATE tasks SET preempt_requested = ? WHERE id = ?",
+                         (reason, task_id))
+        self._call(op)
+
+    def preempt_requests(self, task_ids: Sequence[int]) -> dict[int, str]:
+        """Operator preemption requests (from any process) for these running tasks."""
+        if not task_ids:
+            return {}
+        marks = ",".join("?" * len(task_ids))
+        rows = self._reader().execute(
+            f"SELECT id, preempt_requested FROM tasks WHERE id IN ({marks}) AND "
+            "preempt_requested IS NOT NULL", tuple(task_ids)).fetchall()
+        return {int(r[0]): str(r[1]) for r in rows}
 
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         """Run a read-only query on this thread's reader connection (blocking: call it off

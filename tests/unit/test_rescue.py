@@ -172,7 +172,7 @@ def test_retry_later_rule_requeues_after_its_delay(make_store: StoreFactory,
     engine.tickets.answer(engine.tickets.tickets()[0].id, "resume",
                           make_rule="retry_later", rule_delay_s=600)
     b = store.submit(task("pdd-2", fake="needs_human"))
-    engine2, ex2, _ = engine_for(store, clock, Flaky(fails=1))
+    engine2, _ex2, _ = engine_for(store, clock, Flaky(fails=1))
     run(engine2)
     assert store.task(b).state is TaskState.QUEUED
     assert store.task(b).not_before == pytest.approx(clock.now() + 600)
