@@ -45,11 +45,13 @@ from .records import (
     TaskState,
 )
 from .schema import migrate
-from .writer import Writer
+from .writer import Checkpointer, Writer
 
 MIN_SQLITE = (3, 35, 0)  # RETURNING
 FAST_PATH_ROWS = 256
 """Best queued tasks looked at before the per-shop search (see :meth:`SqliteStore._pick`)."""
+WAL_BACKSTOP_PAGES = 10_000
+"""WAL size (pages) at which the writer checkpoints itself if the checkpointer falls behind."""
 
 # Queries on the queue name their index (INDEXED BY): without ANALYZE statistics SQLite may
 # prefer the (state, id) index and sort a million rows per claim; a named index cannot be
@@ -132,6 +134,7 @@ class SqliteStore:
         self._room = threading.Condition()
         self._closed = False
         self._writer = Writer(self._connect_writer, group_max=self.settings.store.group_commit_max)
+        self._checkpointer = Checkpointer(self._connect)
         self._call(self._op_init)
 
     # -- connections --------------------------------------------------------------------
@@ -150,6 +153,9 @@ class SqliteStore:
             raise EnvironmentProblem(f"cannot put {self.path} in WAL mode (got {mode}); "
                                      "is it on a network drive?")
         conn.execute(f"PRAGMA synchronous = {self.settings.store.synchronous}")
+        # The checkpointer thread copies the WAL back off the commit path; this is only the
+        # backstop (about 40 MB of WAL) should it fall behind.
+        conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_BACKSTOP_PAGES}")
         migrate(conn)
         return conn
 
@@ -177,6 +183,7 @@ class SqliteStore:
             return
         self._closed = True
         self._writer.close()
+        self._checkpointer.close()
         with self._readers_lock:
             for conn in self._readers:
                 try:

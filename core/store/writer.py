@@ -133,3 +133,36 @@ class Writer:
                 fut.set_result(value)
             else:
                 fut.set_exception(value)
+
+
+class Checkpointer:
+    """Copies the WAL back into the database file on its own thread and connection.
+
+    With SQLite's automatic checkpoint, the commit that crosses 1000 WAL pages does the copy
+    (and the database fsync) before it returns: about one claim in a hundred pays
+    milliseconds. A PASSIVE checkpoint here never blocks the writer or the readers.
+    """
+
+    def __init__(self, connect: Callable[[], sqlite3.Connection], *, interval_s: float = 0.5,
+                 name: str = "shopfleet-checkpoint") -> None:
+        self._connect = connect
+        self._interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop the thread (the last connection to close checkpoints what is left)."""
+        self._stop.set()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        conn = self._connect()
+        try:
+            while not self._stop.wait(self._interval_s):
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                except sqlite3.Error:
+                    pass  # busy or closing: the next round (or the backstop) catches up
+        finally:
+            conn.close()
