@@ -183,16 +183,17 @@ def install_browser(*, browser: str = "chromium", command: Sequence[str] | None 
             seconds=time.monotonic() - started)
     timer = threading.Timer(timeout_s, proc.kill)
     timer.start()
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            line = _ANSI.sub("", line.rstrip("\r\n"))
-            lines.append(line)
-            if on_output is not None:
-                on_output(line)
-        code = proc.wait()
-    finally:
-        timer.cancel()
+    with proc:  # closes the pipe whatever happens
+        try:
+            assert proc.stdout is not None
+            for raw in proc.stdout:
+                line = _ANSI.sub("", raw.rstrip("\r\n"))
+                lines.append(line)
+                if on_output is not None:
+                    on_output(line)
+            code = proc.wait()
+        finally:
+            timer.cancel()
     output = "\n".join(lines)
     seconds = time.monotonic() - started
     if seconds >= timeout_s and code != 0:

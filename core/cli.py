@@ -121,7 +121,7 @@ def cmd_status(args: argparse.Namespace, cli: Cli) -> int:
     st = cli.store.status()
     extra = _status_extra(cli)
     if cli.json:
-        cli.out({**st.to_json(), **extra})
+        cli.out({**st.to_json(), **{k: v for k, v in extra.items() if k != "lines"}})
         return 0
     print(f"database: {cli.db_path}")
     print("tasks:    " + ", ".join(f"{k} {v}" for k, v in st.counts.items() if v) or "none")
@@ -138,12 +138,20 @@ def cmd_status(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def _status_extra(cli: Cli) -> dict[str, Any]:
-    """Fields later parts add to ``status`` (the engine's snapshot, when one is stored)."""
-    hook = STATUS_HOOKS[0] if STATUS_HOOKS else None
-    return hook(cli) if hook else {}
-
-
-STATUS_HOOKS: list[Callable[[Cli], dict[str, Any]]] = []
+    """The last statistics snapshot a running engine stored (every 5 s), with its age."""
+    raw = cli.store.meta("engine_snapshot")
+    if not raw:
+        return {}
+    snap = json.loads(raw)
+    age = max(0.0, cli.store.clock.now() - float(snap.get("at", 0)))
+    lines = [f"engine:   snapshot {_ago(age)} old from {snap.get('owner', '?')}: running "
+             f"{snap.get('running')}/{snap.get('slots')}, done/min {snap.get('done_per_min')}, "
+             f"failed/min {snap.get('failed_per_min')}, open tickets "
+             f"{snap.get('open_tickets')}, preemptions/h {snap.get('preemptions_per_hour')}"]
+    open_breakers = [b["name"] for b in snap.get("breakers", []) if b.get("state") != "closed"]
+    if open_breakers:
+        lines.append("breakers: open: " + ", ".join(open_breakers))
+    return {"engine": {**snap, "age_s": age}, "lines": lines}
 
 
 def _task_line(t: TaskRecord) -> str:

@@ -214,13 +214,15 @@ def run_self_test(*, config: str | Path | None = None, keep: bool = False,
         try:
             asyncio.run(_run_one_task(settings, home, report, say, timeout_s))
         except ShopFleetError as exc:
-            report.checks.append(Check("engine", False, f"{type(exc).__name__}: {exc}"))
+            report.checks.append(Check("running the demo task", False,
+                                       f"{type(exc).__name__}: {exc}"))
             say(report.checks[-1])
         except Exception as exc:  # a self-test reports every failure instead of crashing
-            report.checks.append(Check("engine", False, f"unexpected {type(exc).__name__}: "
+            report.checks.append(Check("running the demo task", False,
+                                       f"unexpected {type(exc).__name__}: "
                                        f"{exc}"))
             say(report.checks[-1])
-        if not report.ok and any("browser" in c.name or c.name == "engine"
+        if not report.ok and any("browser" in c.name or "task" in c.name
                                  for c in report.checks if not c.ok):
             print("browser findings:\n" + doctor(settings.browser).to_text(), file=out)
         if keep:

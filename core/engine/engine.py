@@ -681,10 +681,15 @@ class Engine:
 
     async def _job_metrics(self) -> None:
         last_minute = int(self.clock.now() // 60)
+        ticks = 0
         while True:
             await self.clock.sleep(1.0)
             await self._refresh_queue_snapshot()
             self._check_breaker_transitions()
+            ticks += 1
+            if ticks % 5 == 0:  # for `shopfleet status --json` in another process
+                snap = json.dumps({"owner": self.owner, **self.statistics().to_json()})
+                await asyncio.to_thread(self.store.set_meta, "engine_snapshot", snap)
             minute = int(self.clock.now() // 60)
             if minute != last_minute:
                 stats = self.statistics()

@@ -233,3 +233,29 @@ def test_operator_cancel_stops_a_running_task(make_store: StoreFactory,
 
     asyncio.run(go())
     assert store.task(tid).state is TaskState.CANCELLED
+
+
+def test_status_json_shows_the_running_engines_snapshot(
+        make_store: StoreFactory, clock: FakeClock, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from core.cli import main
+
+    store = make_store()
+    store.submit(task("pdd-1"))
+    engine, _, _ = make_engine(store, clock)
+
+    async def go() -> None:
+        async with engine:
+            await engine.run_until_idle()
+            for _ in range(6):            # the metrics job stores a snapshot every 5 s
+                clock.advance(1)
+                await asyncio.sleep(0.05)
+
+    asyncio.run(go())
+    capsys.readouterr()
+    assert main(["status", "--json", "--db", str(store.path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["engine"]["owner"] == engine.owner
+    assert out["engine"]["done_per_min"] == 1
+    assert "gates" in out["engine"] and "breakers" in out["engine"]
