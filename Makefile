@@ -19,8 +19,10 @@ $(STAMP): pyproject.toml packaging/find_python.sh packaging/install_system_deps.
 demo: setup
 	$(VENV)/bin/shopfleet demo
 
+# A base temp folder of our own: pytest's shared /tmp/pytest-of-USER keeps only the last three
+# runs and deletes older ones, which breaks a run when another pytest starts beside it.
 test: setup
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q --basetemp=$(CURDIR)/.pytest-tmp
 
 test-fast: setup
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow"

@@ -79,8 +79,13 @@ async def take_screenshots(window: Any, folder: Path, run_for: float) -> None:
     window.grab().save(str(folder / "main_window.png"))
     window.show_tab("tickets")
     await asyncio.sleep(1.5)
-    window.grab().save(str(folder / "tickets.png"))
     model = window.models["tickets"]
+    # On a slow machine the first ticket may come late: give it up to another run_for.
+    for _ in range(int(run_for * 2)):
+        if model.rowCount():
+            break
+        await asyncio.sleep(0.5)
+    window.grab().save(str(folder / "tickets.png"))
     if model.rowCount():
         window.panels["tickets"].select_ids([model.ids[0]])
         window.answer_selected()
