@@ -35,11 +35,11 @@ typecheck: setup
 
 bench: setup
 	$(PY) -m pip install -q -e '.[bench]'
-	@for b in bench/*.py; do echo "# $$b" >&2; $(PY) $$b || exit 1; done
+	@for b in bench/[!_]*.py; do echo "# $$b" >&2; $(PY) $$b || exit 1; done
 
 bench-quick: setup
 	$(PY) -m pip install -q -e '.[bench]'
-	@for b in bench/*.py; do echo "# $$b" >&2; $(PY) $$b --quick || exit 1; done
+	@for b in bench/[!_]*.py; do echo "# $$b" >&2; $(PY) $$b --quick || exit 1; done
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

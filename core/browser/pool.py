@@ -717,6 +717,8 @@ class BrowserPool:
         self._browsers.append(b)
         handle.on_disconnect(lambda: self._on_disconnect(b))
         log.info("browser %s started (pid %s)", b.id, handle.pid)
+        if not reserve:
+            self._prepare_spare(b)  # a warm browser comes with its first context ready
         if self._closing:
             # Raced with close(): it only knows the browsers it saw; close this one too.
             b.closing = True
@@ -789,6 +791,9 @@ class BrowserPool:
         tc = TaskContext(shop, handle, page, b.id)
         page.on("crash", lambda *_: tc._mark_crashed("the page's renderer crashed"))
         b.task_contexts.add(tc)
+        # Prepare the next task's context now, while this task runs: made after the release
+        # instead, it is never ready when a busy queue hands out the next task at once.
+        self._prepare_spare(b)
         if b.dead:
             tc._mark_crashed("the browser closed unexpectedly (crashed or was killed)")
         return tc
@@ -824,9 +829,13 @@ class BrowserPool:
                 self._forget(b)
         elif b.retiring and b.open == 0 and not (b.closing or b.dead):
             self._retire_soon(b, f"served {b.tasks} tasks")
-        elif self.prewarm_contexts and b.usable and b.spare is None and b.spare_task is None:
-            b.spare_task = self._spawn(self._make_spare(b), "pool-spare")
+        else:
+            self._prepare_spare(b)
         self._wake()
+
+    def _prepare_spare(self, b: _Browser) -> None:
+        if self.prewarm_contexts and b.usable and b.spare is None and b.spare_task is None:
+            b.spare_task = self._spawn(self._make_spare(b), "pool-spare")
 
     def _take_spare(self, b: _Browser) -> tuple[ContextHandle, Any] | None:
         spare, b.spare = b.spare, None

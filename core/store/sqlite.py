@@ -641,7 +641,8 @@ class SqliteStore:
 
     def _blocked_shops(self, conn: sqlite3.Connection, exclude: frozenset[str]) -> set[int]:
         blocked = {int(r[0]) for r in conn.execute(
-            "SELECT shop_id FROM tasks WHERE state = 'running' GROUP BY shop_id "
+            "SELECT shop_id FROM tasks INDEXED BY tasks_leases WHERE state = 'running' "
+            "GROUP BY shop_id "
             "HAVING count(*) >= ?", (self._q.max_tasks_per_shop,))}
         blocked.update(int(r[0]) for r in conn.execute(
             "SELECT id FROM shops WHERE paused = 1 OR domain IN "
