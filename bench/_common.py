@@ -1,0 +1,99 @@
+"""Shared helpers for the benchmarks: one JSON Lines shape, RSS, percentiles, a ``--quick`` flag.
+
+Every benchmark prints one measurement a line::
+
+    {"bench": "queue_ops", "subject": "shopfleet", "metric": "claim_ack_per_s",
+     "value": 5123.4, "unit": "1/s", "params": {"mode": "FULL", "n": 20000}}
+
+Progress and notes go to stderr, so stdout stays machine-readable. This module is imported by
+the benchmarks (``from _common import emit``); running it alone does nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+_PROCESS = psutil.Process(os.getpid())
+
+
+def emit(bench: str, subject: str, metric: str, value: float, unit: str,
+         **params: Any) -> dict[str, Any]:
+    """Print one measurement as a JSON line on stdout (flushed) and return it."""
+    line = {"bench": bench, "subject": subject, "metric": metric,
+            "value": round(float(value), 4), "unit": unit, "params": params}
+    print(json.dumps(line, ensure_ascii=False), flush=True)
+    return line
+
+
+def note(message: str) -> None:
+    """A progress line on stderr (never mixed into the JSON on stdout)."""
+    print(f"# {message}", file=sys.stderr, flush=True)
+
+
+def rss_mb() -> float:
+    """Resident set size of this process now, in MiB."""
+    return float(_PROCESS.memory_info().rss) / (1024 * 1024)
+
+
+def percentiles(values: Sequence[float], ps: Sequence[float]) -> list[float]:
+    """Percentiles of ``values`` by linear interpolation (numpy's default), one per ``ps``."""
+    if not values:
+        raise ValueError("percentiles of an empty sequence")
+    data = sorted(values)
+    out = []
+    for p in ps:
+        if not 0 <= p <= 100:
+            raise ValueError(f"percentile {p} is outside 0..100")
+        pos = (len(data) - 1) * p / 100.0
+        lo, hi = math.floor(pos), math.ceil(pos)
+        out.append(data[lo] + (data[hi] - data[lo]) * (pos - lo))
+    return out
+
+
+def arg_parser(description: str) -> argparse.ArgumentParser:
+    """The benchmarks' common command line: ``--quick`` (under a minute) and ``--dir``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes that finish in under a minute")
+    parser.add_argument("--dir", default=None,
+                        help="parent folder for the temporary databases (default: the system "
+                             "temp folder); every subject gets a fresh file in it")
+    return parser
+
+
+@contextlib.contextmanager
+def temp_dir(prefix: str, parent: str | None = None) -> Iterator[Path]:
+    """A fresh folder for one benchmark run, removed afterwards."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class Stopwatch:
+    """``with Stopwatch() as sw: ...`` then ``sw.s`` is the elapsed wall time in seconds."""
+
+    def __init__(self) -> None:
+        self.s = 0.0
+        self._t0 = 0.0
+
+    def __enter__(self) -> Stopwatch:
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.s = time.perf_counter() - self._t0
