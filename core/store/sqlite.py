@@ -528,10 +528,16 @@ class SqliteStore:
         return lambda c: self._op_claim(c, owner, ex, lease_s)
 
     def _op_claim(self, conn: sqlite3.Connection, owner: str, exclude: frozenset[str],
-                  lease_s: float | None) -> ClaimedTask | None:
-        now = self.clock.now()
-        self._op_thresholds(conn, now)
-        picked = self._pick(conn, now, exclude)
+                  lease_s: float | None, *, blocked: set[int] | None = None,
+                  now: float | None = None) -> ClaimedTask | None:
+        """Claim one task. A round of claims (``claim_many_op``) applies the threshold events
+        and reads the blocked shops once and passes them in (``blocked`` is updated)."""
+        if now is None:
+            now = self.clock.now()
+            self._op_thresholds(conn, now)
+        if blocked is None:
+            blocked = self._blocked_shops(conn, exclude)
+        picked = self._pick(conn, now, blocked)
         if picked is None:
             return None
         picked_id, was = picked
@@ -567,15 +573,37 @@ class SqliteStore:
 
         def op(conn: sqlite3.Connection) -> list[ClaimedTask]:
             out: list[ClaimedTask] = []
+            if limit <= 0:
+                return out
+            now = self.clock.now()
+            self._op_thresholds(conn, now)
+            blocked = self._blocked_shops(conn, frozenset(ex))
+            running: dict[int, int] = {}
             for _ in range(limit):
-                t = self._op_claim(conn, owner, frozenset(ex), lease_s)
+                t = self._op_claim(conn, owner, frozenset(ex), lease_s, blocked=blocked,
+                                   now=now)
                 if t is None:
                     break
                 out.append(t)
+                running[t.shop_id] = running.get(t.shop_id, 0) + 1
+                if running[t.shop_id] + self._running_of(conn, t.shop_id, out) >= \
+                        self._q.max_tasks_per_shop:
+                    blocked.add(t.shop_id)
                 if t.domain in probes:
                     ex.add(t.domain)
+                    blocked.update(int(r[0]) for r in conn.execute(
+                        "SELECT id FROM shops WHERE domain = ?", (t.domain,)))
             return out
         return op
+
+    def _running_of(self, conn: sqlite3.Connection, shop_id: int,
+                    claimed: list[ClaimedTask]) -> int:
+        """Tasks of ``shop_id`` running before this round (one task per shop: usually 0)."""
+        if self._q.max_tasks_per_shop == 1:
+            return 0  # it was eligible, so none were running; the one just claimed counts
+        n = conn.execute("SELECT count(*) FROM tasks INDEXED BY tasks_leases "
+                         "WHERE state = 'running' AND shop_id = ?", (shop_id,)).fetchone()[0]
+        return int(n) - sum(1 for t in claimed if t.shop_id == shop_id)
 
     def renew_leases_op(self, owner: str, task_ids: Sequence[int], *,
                         lease_s: float | None = None) -> Callable[[sqlite3.Connection], list[int]]:
@@ -593,7 +621,7 @@ class SqliteStore:
             return lost
         return op
 
-    def _pick(self, conn: sqlite3.Connection, now: float, exclude: frozenset[str]
+    def _pick(self, conn: sqlite3.Connection, now: float, blocked: set[int]
               ) -> tuple[int, str] | None:
         """The id (and state) of the best eligible waiting task.
 
@@ -604,7 +632,6 @@ class SqliteStore:
         queue), ask each eligible shop for its best task through the per-shop index and take
         the best of those: O(shops · log n), never a scan of the queue.
         """
-        blocked = self._blocked_shops(conn, exclude)
         best: tuple[int, int, int] | None = None  # (band, key, -id)
         best_pick: tuple[int, str] | None = None
         for tid, shop_id, not_before, band, key in conn.execute(
