@@ -171,6 +171,9 @@ class PreemptionSettings(_Section):
     storm_window_s: float = Field(60.0, gt=0)
     grace_s: float = Field(30.0, gt=0)
     """A holder that has not yielded this long after being asked is cancelled the hard way."""
+    min_score_gap: float = Field(1.0, ge=0)
+    """The urgent task must outscore the holder by this much: two urgent tasks a hair apart
+    (aging) must not keep taking each other's slot."""
 
 
 class Settings(_Section):

@@ -104,15 +104,41 @@ async def _demo(base: Settings, folder: Path, *, n: int) -> int:
             engine = build_engine(settings, store, home=folder)
             ids = await engine.submit(demo_specs(site, n))
             print(f"database {folder / 'demo.db'}: {len(ids)} tasks for "
-                  f"{len(site.shops())} shops, {engine.slots} browser slots\n")
+                  f"{len(site.shops())} shops, {engine.slots} browser slots")
+            # A CAPTCHA on one platform: that task goes to a person (a ticket) while the rest
+            # runs; an urgent customer reply arrives a little later and preempts.
+            site.set_fault("captcha", platform="tiktok", times=1)
+            print("fault switched on: a CAPTCHA on tiktok (its task becomes a ticket)\n")
+            urgent = asyncio.create_task(_urgent_later(engine, site, 6.0))
             await run_worker(engine, until_idle=True, summary_every_s=3.0)
+            urgent.cancel()
             counts = store.counts()
+            tickets = engine.tickets.tickets()
         finally:
             await asyncio.to_thread(store.close)
         writes: dict[str, int] = {}
         for rec in site.records():
             writes[rec["kind"]] = writes.get(rec["kind"], 0) + 1
-        print(f"\nfinished: {counts['done']} done, {counts['failed']} failed, "
-              f"{counts['queued']} still queued")
+        print(f"\nfinished: {counts['done']} done, {counts['waiting_human']} waiting for a "
+              f"person, {counts['quarantined']} quarantined, {counts['queued']} still queued")
         print("the site recorded: " + ", ".join(f"{v} {k}" for k, v in sorted(writes.items())))
+        for t in tickets:
+            print(f"ticket {t.id}: task {t.task_id} on {t.shop}: {t.error_class}: "
+                  f"{t.error[:80]}")
+        if tickets:
+            print(f"(answer with: shopfleet answer ID --action resume --db {folder / 'demo.db'}"
+                  " — run the demo with --keep to keep its folder)")
     return 0 if counts["queued"] == 0 and counts["running"] == 0 else 1
+
+
+async def _urgent_later(engine: Any, site: DemoSite, after_s: float) -> None:
+    """An urgent customer reply for a busy shop: it preempts a lower-scored task."""
+    await asyncio.sleep(after_s)
+    busy = [t.shop for t, _ in engine.running_tasks()]
+    shop = busy[0] if busy else site.shops()[0].name
+    spec = TaskSpec.model_validate({
+        "key": "demo-urgent", "type": "reply_customer", "shop": shop,
+        "flow": "reply_customer", "priority": 20,
+        "params": {"message_id": 1, "reply": "Urgent: your refund is on its way."}})
+    print(f"an urgent customer reply arrives for {shop} (priority 20)")
+    await engine.submit([spec])

@@ -587,7 +587,8 @@ class Engine:
                 continue
             victim, why = choose_victim(Candidate(cid, shop_id, score), holders,
                                         slots=self.slots,
-                                        shop_limit=self.settings.queue.max_tasks_per_shop)
+                                        shop_limit=self.settings.queue.max_tasks_per_shop,
+                                        min_gap=self.settings.preemption.min_score_gap)
             if victim is None:
                 continue
             if not self.storm.allows(victim.shop_id):

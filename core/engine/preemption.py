@@ -43,7 +43,7 @@ class Candidate:
 
 
 def choose_victim(c: Candidate, running: Sequence[Holder], *, slots: int,
-                  shop_limit: int = 1) -> tuple[Holder | None, str]:
+                  shop_limit: int = 1, min_gap: float = 0.0) -> tuple[Holder | None, str]:
     """The running task ``c`` should take the slot of, or None with the reason why not."""
     same_shop = [h for h in running if h.shop_id == c.shop_id]
     if len(same_shop) >= shop_limit:
@@ -56,9 +56,10 @@ def choose_victim(c: Candidate, running: Sequence[Holder], *, slots: int,
         return None, "a slot is free: no preemption needed"
     if any(h.yielding for h in pool) and where == "its shop's slot":
         return None, "the shop's holder is already yielding"
-    eligible = [h for h in pool if h.preemptible and not h.yielding and h.score < c.score]
+    eligible = [h for h in pool
+                if h.preemptible and not h.yielding and h.score + min_gap <= c.score]
     if not eligible:
-        return None, (f"no preemptible holder of {where} scores lower "
+        return None, (f"no preemptible holder of {where} scores {min_gap:g}+ points lower "
                       "(hard-aged, marked non-preemptible, or more urgent)")
     victim = min(eligible, key=lambda h: (h.score, -h.task_id))
     return victim, f"{where}: #{victim.task_id} scores {victim.score:.2f} < {c.score:.2f}"

@@ -85,6 +85,10 @@ def test_full_pool_chooses_the_lowest_scored_preemptible_holder() -> None:
     assert choose_victim(Candidate(9, 13, 2.0), running, slots=3)[0] is None   # not urgent enough
     victim, _ = choose_victim(Candidate(9, 11, 20.0), running, slots=8)
     assert victim is not None and victim.task_id == 2                           # its shop's slot
+    # urgent tasks a hair apart (aging) do not take each other's slot
+    close = [Holder(1, 10, 15.03, True, False)]
+    assert choose_victim(Candidate(9, 10, 15.04), close, slots=2, min_gap=1.0)[0] is None
+    assert choose_victim(Candidate(9, 10, 16.03), close, slots=2, min_gap=1.0)[0] is not None
 
 
 def test_pool_full_engine_preempts_the_lowest_scored(make_store: StoreFactory,
