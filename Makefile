@@ -41,5 +41,8 @@ bench-quick: setup
 	$(PY) -m pip install -q -e '.[bench]'
 	@for b in bench/[!_]*.py; do echo "# $$b" >&2; $(PY) $$b --quick || exit 1; done
 
+package: setup
+	sh packaging/build_linux.sh
+
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

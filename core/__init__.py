@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .browser_install import BrowserCheck, BrowserInstallResult, check_browser, install_browser
     from .clock import SYSTEM_CLOCK, Clock, SystemClock
     from .config import Settings, load_settings, settings_from_dict
     from .demo import demo_settings, demo_specs, register_demo_shops
@@ -85,6 +86,7 @@ if TYPE_CHECKING:
         task_page,
         task_rows,
     )
+    from .selftest import run_self_test
     from .specs import TaskSpec, parse_specs
     from .store import (
         AsyncStore,
@@ -107,7 +109,9 @@ _WHERE: dict[str, str] = {
     "BreakerChanged": ".events",
     "BreakerState": ".engine",
     "BreakerView": ".engine",
+    "BrowserCheck": ".browser_install",
     "BrowserCrashed": ".errors",
+    "BrowserInstallResult": ".browser_install",
     "Changes": ".events",
     "ClaimedTask": ".store",
     "Clock": ".clock",
@@ -175,6 +179,7 @@ _WHERE: dict[str, str] = {
     "VIEWS": ".queries",
     "Vault": ".vault",
     "build_engine": ".engine.build",
+    "check_browser": ".browser_install",
     "count_tasks": ".queries",
     "data_dir": ".paths",
     "default_db_path": ".paths",
@@ -182,6 +187,7 @@ _WHERE: dict[str, str] = {
     "demo_specs": ".demo",
     "filter_choices": ".queries",
     "flow_names": ".queries",
+    "install_browser": ".browser_install",
     "load_settings": ".config",
     "metrics_series": ".queries",
     "new_owner_id": ".store",
@@ -191,6 +197,7 @@ _WHERE: dict[str, str] = {
     "read_text_file": ".queries",
     "register_demo_shops": ".demo",
     "resources_dir": ".paths",
+    "run_self_test": ".selftest",
     "settings_from_dict": ".config",
     "shop_rows": ".queries",
     "task_detail": ".queries",
@@ -210,7 +217,9 @@ __all__ = [
     "BreakerChanged",
     "BreakerState",
     "BreakerView",
+    "BrowserCheck",
     "BrowserCrashed",
+    "BrowserInstallResult",
     "Changes",
     "ClaimedTask",
     "Clock",
@@ -276,6 +285,7 @@ __all__ = [
     "Vault",
     "__version__",
     "build_engine",
+    "check_browser",
     "count_tasks",
     "data_dir",
     "default_db_path",
@@ -283,6 +293,7 @@ __all__ = [
     "demo_specs",
     "filter_choices",
     "flow_names",
+    "install_browser",
     "load_settings",
     "metrics_series",
     "new_owner_id",
@@ -292,6 +303,7 @@ __all__ = [
     "read_text_file",
     "register_demo_shops",
     "resources_dir",
+    "run_self_test",
     "settings_from_dict",
     "shop_rows",
     "task_detail",

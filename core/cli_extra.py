@@ -114,5 +114,11 @@ def _tickets(sub: Any, common: argparse.ArgumentParser) -> None:
     register(sub, common)
 
 
+def _self_test(sub: Any, common: argparse.ArgumentParser) -> None:
+    from .selftest import register_cli
+
+    register_cli(sub, common)
+
+
 REGISTRATIONS: list[Registration] = [
-    _demo, _console, _worker, _doctor, _demo_site, _schema, _tickets]
+    _demo, _console, _worker, _doctor, _demo_site, _schema, _tickets, _self_test]

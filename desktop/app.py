@@ -143,6 +143,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     app = make_app()
     install_language(args.lang or saved_language())
+    from .firstrun import maybe_run_first_run
+
+    # Before the qasync loop starts: the wizard is a modal dialog of its own.
+    first = maybe_run_first_run(settings, db_path=args.db,
+                                config_path=config or data_dir() / "shopfleet.toml")
+    if first is not None:
+        if first.action == "cancelled":
+            return 0
+        if first.action == "demo":
+            from .demo import run_demo
+
+            return run_demo(["--lang", args.lang] if args.lang else [])
+        if first.config_path is not None:
+            config = first.config_path
+            settings = load_settings(config)
     try:
         store = open_store(settings, args.db)
     except ShopFleetError as exc:

@@ -275,6 +275,12 @@ class SettingsDialog(QDialog):
         note.setWordWrap(True)
         gform.addRow(note)
         self.tabs.addTab(general, tr("General"))
+        from .firstrun import BrowserPanel
+
+        # Which browser ShopFleet drives, with "check again" and "install browser".
+        self.browser_panel = BrowserPanel(settings, parent=self)
+        self.tabs.addTab(self.browser_panel, tr("Browser"))
+        self.browser_panel.check()
         for section in _FORM_SECTIONS:
             model = type(getattr(settings, section))
             page = QWidget(self)

@@ -699,10 +699,6 @@
         <translation>从隔离区释放将随第 5 项提供</translation>
     </message>
     <message>
-        <source>preempting by hand arrives with issue 6</source>
-        <translation>手动抢占将随第 6 项提供</translation>
-    </message>
-    <message>
         <source>task %1 is %2; only finished tasks can be retried</source>
         <translation>任务 %1 为 %2 状态；只有已结束的任务可以重试</translation>
     </message>
@@ -949,6 +945,166 @@
     <message>
         <source>Stopping: running tasks save their place…</source>
         <translation>正在停止：运行中的任务正在保存进度…</translation>
+    </message>
+    <message>
+        <source>Give the shop a name.</source>
+        <translation>请为店铺起个名字。</translation>
+    </message>
+    <message>
+        <source>There is already a shop named %1.</source>
+        <translation>已有名为 %1 的店铺。</translation>
+    </message>
+    <message>
+        <source>Choose the shop's platform.</source>
+        <translation>请选择店铺所在的平台。</translation>
+    </message>
+    <message>
+        <source>The base URL must start with http:// or https://, e.g. %1.</source>
+        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
+    </message>
+    <message>
+        <source>Looking for a browser…</source>
+        <translation>正在查找浏览器…</translation>
+    </message>
+    <message>
+        <source>ShopFleet drives an installed Google Chrome or Microsoft Edge: no download is needed. Without either, install Chrome or Edge, set a browser path in the settings, or download Chromium here (about 150 MB, needs the internet).</source>
+        <translation>ShopFleet 使用已安装的 Google Chrome 或 Microsoft Edge，无需下载。如果两者都没有，请安装 Chrome 或 Edge，在设置中指定浏览器路径，或在此下载 Chromium（约 150 MB，需要联网）。</translation>
+    </message>
+    <message>
+        <source>Check again</source>
+        <translation>重新检查</translation>
+    </message>
+    <message>
+        <source>Install browser (Chromium)</source>
+        <translation>安装浏览器（Chromium）</translation>
+    </message>
+    <message>
+        <source>The browser check failed: %1</source>
+        <translation>浏览器检查失败：%1</translation>
+    </message>
+    <message>
+        <source>Downloading Chromium… (this can take a few minutes)</source>
+        <translation>正在下载 Chromium…（可能需要几分钟）</translation>
+    </message>
+    <message>
+        <source>The browser installer failed: %1</source>
+        <translation>浏览器安装失败：%1</translation>
+    </message>
+    <message>
+        <source>Welcome to ShopFleet</source>
+        <translation>欢迎使用 ShopFleet</translation>
+    </message>
+    <message>
+        <source>ShopFleet keeps its database, saved sessions and evidence in this folder:</source>
+        <translation>ShopFleet 把数据库、已保存的登录会话和证据保存在这个文件夹中：</translation>
+    </message>
+    <message>
+        <source>Uninstalling ShopFleet leaves this folder in place, so nothing is lost by reinstalling; delete it yourself to remove your data.</source>
+        <translation>卸载 ShopFleet 会保留这个文件夹，重新安装不会丢失任何内容；如需删除数据，请手动删除该文件夹。</translation>
+    </message>
+    <message>
+        <source>Set up my shops</source>
+        <translation>设置我的店铺</translation>
+    </message>
+    <message>
+        <source>Try the demo first (a built-in practice site; nothing is saved)</source>
+        <translation>先试用演示（内置练习网站，不保存任何内容）</translation>
+    </message>
+    <message>
+        <source>ShopFleet runs your shops' work in a real browser.</source>
+        <translation>ShopFleet 在真实的浏览器中完成店铺的工作。</translation>
+    </message>
+    <message>
+        <source>Your shops</source>
+        <translation>您的店铺</translation>
+    </message>
+    <message>
+        <source>Add the shops ShopFleet should work for. You can add more later.</source>
+        <translation>添加需要 ShopFleet 处理的店铺，以后还可以继续添加。</translation>
+    </message>
+    <message>
+        <source>Add shop</source>
+        <translation>添加店铺</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>Base URL</source>
+        <translation>基础网址</translation>
+    </message>
+    <message>
+        <source>User name</source>
+        <translation>用户名</translation>
+    </message>
+    <message>
+        <source>Password</source>
+        <translation>密码</translation>
+    </message>
+    <message>
+        <source>Flows</source>
+        <translation>流程</translation>
+    </message>
+    <message>
+        <source>Flows say what a task does, step by step. ShopFleet ships flows for replies, campaign sign-ups, uploads and data collection; import your own JSON flow files here (optional).</source>
+        <translation>流程逐步描述任务要做的事。ShopFleet 自带回复、活动报名、上传商品和数据采集的流程；可在此导入您自己的 JSON 流程文件（可选）。</translation>
+    </message>
+    <message>
+        <source>Import flow files…</source>
+        <translation>导入流程文件…</translation>
+    </message>
+    <message>
+        <source>Import flow files</source>
+        <translation>导入流程文件</translation>
+    </message>
+    <message>
+        <source>Flow files (*.json)</source>
+        <translation>流程文件 (*.json)</translation>
+    </message>
+    <message>
+        <source>Two of the chosen files have the same file name.</source>
+        <translation>所选文件中有两个同名文件。</translation>
+    </message>
+    <message>
+        <source>Cannot read %1: %2</source>
+        <translation>无法读取 %1：%2</translation>
+    </message>
+    <message>
+        <source>Ready</source>
+        <translation>准备就绪</translation>
+    </message>
+    <message>
+        <source>ShopFleet — first start</source>
+        <translation>ShopFleet — 首次启动</translation>
+    </message>
+    <message>
+        <source>ShopFleet will open the demo: a practice seller site on this computer with nine shops and a stream of tasks. Your data folder stays empty; this wizard comes back when you start ShopFleet next time.</source>
+        <translation>ShopFleet 将打开演示：本机上的一个练习卖家网站，包含九个店铺和持续到来的任务。您的数据文件夹保持为空；下次启动 ShopFleet 时会再次显示此向导。</translation>
+    </message>
+    <message>
+        <source>The database will be created at %1.</source>
+        <translation>数据库将创建在 %1。</translation>
+    </message>
+    <message>
+        <source>Shops to add: %1.</source>
+        <translation>要添加的店铺：%1。</translation>
+    </message>
+    <message>
+        <source>No shops yet: add them later in the console.</source>
+        <translation>暂无店铺：稍后可在控制台中添加。</translation>
+    </message>
+    <message>
+        <source>Flows to import into %1: %2.</source>
+        <translation>要导入到 %1 的流程：%2。</translation>
+    </message>
+    <message>
+        <source>No browser yet: tasks wait until one is installed.</source>
+        <translation>尚无浏览器：任务会等待，直到安装好浏览器。</translation>
+    </message>
+    <message>
+        <source>Could not finish: %1</source>
+        <translation>无法完成：%1</translation>
     </message>
 </context>
 </TS>

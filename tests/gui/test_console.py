@@ -16,6 +16,7 @@ from core import (
     Engine,
     EngineHost,
     EventBus,
+    Refused,
     SqliteStore,
     TaskState,
     TaskStateChanged,
@@ -265,16 +266,22 @@ def test_submit_refuses_a_bad_task_naming_the_field(
     dlg.reject()
 
 
+class RefusingSource(BasicTicketSource):
+    async def preempt(self, engine: Engine, task_id: int) -> Changes:
+        raise Refused(f"task {task_id} is inside a non-interruptible step")
+
+
 def test_refused_action_shows_a_message_and_the_window_goes_on(
         window: Any, run: Run, store: SqliteStore) -> None:
+    window.tickets = RefusingSource(store)
     tid = store.submit(slow("pdd-1"))
     show(window, run, "in_flight")
     select(window, run, "in_flight", tid)
-    trigger(window, "preempt")  # BasicTicketSource refuses until issue 6
+    trigger(window, "preempt")
     run.until(lambda: window.presenter.last_box is not None
               and window.presenter.last_box.isVisible())
     box = window.presenter.last_box
-    assert "issue 6" in box.informativeText()
+    assert "non-interruptible" in box.informativeText()
     assert box.detailedText() == ""  # a known refusal: no traceback
     box.close()
     # The window still works: cancel the same task.
