@@ -478,10 +478,19 @@ class _Run:
             return await self.yielded(cp.next_step)
 
         first = steps[0]
-        if resuming or not (isinstance(first, NavigateStep) and first.if_visible is None):
+        replay_from = self.replay_start(cp.next_step) if resuming else 0
+        if (resuming and replay_from == 0) or not (
+                isinstance(first, NavigateStep) and first.if_visible is None):
             await self.timed_step(None, None, self.open_start)
         if resuming:
             for j in range(cp.next_step):
+                if j < replay_from:
+                    self.emit(j, steps[j], "skipped")  # before the last navigation: no state
+                    continue
+                if self.should_yield is not None and self.should_yield():
+                    # Preempted again while rebuilding the page: stop with the checkpoint as
+                    # it was (no completed step is lost).
+                    return RunResult("yielded", dict(self.results), cp, tuple(self.log))
                 await self.replay(j, steps[j])
         for i in range(cp.next_step, len(steps)):
             step = steps[i]
@@ -536,6 +545,17 @@ class _Run:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
                 raise _Yielded(i)
+
+    def replay_start(self, next_step: int) -> int:
+        """Where a resume starts replaying: the last unconditional ``navigate`` before
+        ``next_step``. A navigation throws the page's state away, so the read steps before it
+        need not run again (the login lives in the shop's saved session); with no such
+        navigation, everything from the start page is replayed."""
+        for j in range(next_step - 1, -1, -1):
+            st = self.flow.steps[j]
+            if isinstance(st, NavigateStep) and st.if_visible is None:
+                return j
+        return 0
 
     def validate_checkpoint(self, cp: Checkpoint) -> None:
         n = len(self.flow.steps)

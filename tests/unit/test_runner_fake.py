@@ -238,6 +238,24 @@ def test_resume_replays_reads_skips_done_write_and_continues(h: Harness) -> None
     assert replayed == [0, 1, 2, 3, 4]
 
 
+def test_resume_replays_only_from_the_last_navigation(h: Harness) -> None:
+    """A navigation throws page state away: steps before the last one are not replayed."""
+    flow = flow_of({"action": "navigate", "url": f"{BASE}/messages"},
+                   {"action": "extract", "locator": ".msg-link-8812", "into": "first"},
+                   {"action": "navigate", "url": f"{BASE}/messages/8812"},
+                   {"action": "type_text", "locator": "#reply", "text": "hi"},
+                   {"action": "extract", "locator": "#reply", "attribute": "value",
+                    "into": "typed"})
+    h.site.flags["logged_in"] = True
+    result = h.run(flow, checkpoint=Checkpoint(next_step=4, results={"first": "x"}),
+                   new_page=True)
+    assert result.status == "done"
+    assert f"goto {BASE}/messages" not in h.site.log          # step 0 was not replayed
+    assert h.site.log[:2] == [f"goto {BASE}/messages/8812", "fill #reply"]
+    assert [e.index for e in result.steps if e.status == "replayed"] == [2, 3]
+    assert result.results["first"] == "x"                       # extracted results survive
+
+
 def test_resume_of_an_unverifiable_interrupted_write_needs_a_human(h: Harness) -> None:
     flow = flow_of({"action": "navigate", "url": f"{BASE}/messages/8812"},
                    {"action": "click", "locator": "#submit-btn", "write": True})
