@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from core.specs import TaskSpec
+
+if TYPE_CHECKING:
+    from core.engine import Engine
 
 
 def spec(type_: str = "collect_data", shop: str = "pdd-1", **kw: Any) -> TaskSpec:
@@ -12,3 +18,33 @@ def spec(type_: str = "collect_data", shop: str = "pdd-1", **kw: Any) -> TaskSpe
     data: dict[str, Any] = {"type": type_, "shop": shop, "flow": kw.pop("flow", type_)}
     data.update(kw)
     return TaskSpec.model_validate(data)
+
+
+def collect(shop: str, page: int) -> TaskSpec:
+    """A ``collect_data`` task on the demo site."""
+    return TaskSpec.model_validate({"type": "collect_data", "shop": shop, "flow": "collect_data",
+                                    "params": {"page": page}})
+
+
+async def wait_until(cond: Callable[[], bool], timeout_s: float = 90, poll_s: float = 0.05
+                     ) -> None:
+    """Poll ``cond`` until it holds; fail the test after ``timeout_s``."""
+    end = time.monotonic() + timeout_s
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(poll_s)
+
+
+def run_with(engine: Engine, scenario: Callable[[], Awaitable[Any]]) -> None:
+    """Run ``engine`` in the background while ``scenario`` runs; stop it gracefully after."""
+    async def go() -> None:
+        async with engine:
+            runner = asyncio.create_task(engine.run())
+            try:
+                await scenario()
+            finally:
+                await engine.stop()
+                await runner
+
+    asyncio.run(go())

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from core import DemoSite, Settings, TaskSpec, build_engine, demo_settings, open_store
+from core import DemoSite, Settings, build_engine, demo_settings, open_store
 from core.demo import register_demo_shops
-from core.engine import BreakerState, Engine
+from core.engine import BreakerState
 from core.events import BreakerChanged, Event
 from core.store import SqliteStore, TaskState
 from core.vault import Vault
+from tests.helpers import collect, run_with, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -39,30 +38,7 @@ def setup(site: DemoSite, tmp_path: Path) -> Iterator[tuple[SqliteStore, Setting
     store.close()
 
 
-def collect(shop: str, page: int) -> TaskSpec:
-    return TaskSpec.model_validate({"type": "collect_data", "shop": shop, "flow": "collect_data",
-                                    "params": {"page": page}})
 
-
-async def wait_until(cond: Callable[[], bool], timeout_s: float = 60) -> None:
-    end = time.monotonic() + timeout_s
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.1)
-
-
-def run_with(engine: Engine, scenario: Callable[[], Any]) -> None:
-    async def go() -> None:
-        async with engine:
-            runner = asyncio.create_task(engine.run())
-            try:
-                await scenario()
-            finally:
-                await engine.stop()
-                await runner
-
-    asyncio.run(go())
 
 
 def test_5xx_opens_that_platforms_breaker_others_keep_running_probe_closes_it(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +13,10 @@ import pytest
 
 from core import DemoSite, Settings, TaskSpec, build_engine, demo_settings, open_store
 from core.demo import register_demo_shops
-from core.engine import Engine
 from core.events import Event, TaskPreempted, TaskProgress
 from core.store import SqliteStore, TaskState
 from core.vault import Vault
+from tests.helpers import run_with, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -60,25 +60,6 @@ def reply(shop: str, text: str) -> TaskSpec:
                                     "params": {"message_id": 3, "reply": text}})
 
 
-async def wait_until(cond: Callable[[], bool], timeout_s: float = 90) -> None:
-    end = time.monotonic() + timeout_s
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.05)
-
-
-def run_with(engine: Engine, scenario: Callable[[], Any]) -> None:
-    async def go() -> None:
-        async with engine:
-            runner = asyncio.create_task(engine.run())
-            try:
-                await scenario()
-            finally:
-                await engine.stop()
-                await runner
-
-    asyncio.run(go())
 
 
 def test_urgent_reply_takes_the_shop_and_the_collector_resumes_with_all_results(
