@@ -114,6 +114,12 @@ def _tickets(sub: Any, common: argparse.ArgumentParser) -> None:
     register(sub, common)
 
 
+def _run_flow(sub: Any, common: argparse.ArgumentParser) -> None:
+    from .run_flow_cli import register
+
+    register(sub, common)
+
+
 def _self_test(sub: Any, common: argparse.ArgumentParser) -> None:
     from .selftest import register_cli
 
@@ -121,4 +127,4 @@ def _self_test(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 REGISTRATIONS: list[Registration] = [
-    _demo, _console, _worker, _doctor, _demo_site, _schema, _tickets, _self_test]
+    _demo, _console, _worker, _run_flow, _doctor, _demo_site, _schema, _tickets, _self_test]
