@@ -329,6 +329,9 @@ async def run_flow(
     run.attach()
     try:
         return await run.execute(checkpoint)
+    except BaseException:
+        await run.flush_quietly()  # the last good checkpoint is kept for the rescue chain
+        raise
     finally:
         run.detach()
 
@@ -367,6 +370,7 @@ class _Run:
         self.step_retries = 0
         self.step_retry_wait_s = 1.0
         self.retried = 0
+        self._pending: asyncio.Future[None] | None = None
         self._listeners: list[tuple[str, Callable[..., None]]] = [
             ("console", self._on_console), ("pageerror", self._on_pageerror),
             ("crash", self._on_crash), ("response", self._on_response),
@@ -443,9 +447,39 @@ class _Run:
         return Checkpoint(next_step=next_step, results=dict(self.results),
                           writes_done=list(self.writes_done), write_in_flight=self.in_flight)
 
-    async def save(self, cp: Checkpoint) -> None:
-        await self.untimed(self.save_checkpoint(cp))
+    async def save(self, cp: Checkpoint, *, durable: bool = True) -> None:
+        """Record a checkpoint. ``durable``: await the store (before a write step acts, when
+        yielding). Otherwise the save runs in the background, in order after the ones before
+        it: a checkpoint after a read step only spares replay work, and a crash that loses it
+        costs a replayed step, never a repeated write (the write's own in-flight checkpoint
+        is always durable first)."""
         self.saved = cp
+        prev = self._pending
+        if durable:
+            self._pending = None
+            if prev is not None:
+                await self.untimed(prev)
+            await self.untimed(self.save_checkpoint(cp))
+            return
+
+        async def later() -> None:
+            if prev is not None:
+                await prev
+            await self.save_checkpoint(cp)
+
+        self._pending = asyncio.ensure_future(later())
+
+    async def flush(self) -> None:
+        """Wait for background checkpoint saves (their errors, e.g. a lost lease, surface)."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            await self.untimed(pending)
+
+    async def flush_quietly(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(pending), 10)
 
     def emit(self, index: int | None, step: Step | None, status: StepStatus,
              duration_ms: int = 0, error: str | None = None) -> None:
@@ -508,6 +542,7 @@ class _Run:
                 await self.run_step(i, step)
             except _Yielded as y:
                 return await self.yielded(y.step)
+        await self.flush()
         final = self.saved if self.saved is not None else self.checkpoint(len(steps))
         return RunResult("done", dict(self.results), final, tuple(self.log))
 
@@ -575,6 +610,7 @@ class _Run:
         cp = self.checkpoint(next_step)
         if self.saved != cp:
             await self.save(cp)
+        await self.flush()
         return RunResult("yielded", dict(self.results), cp, tuple(self.log))
 
     async def replay(self, j: int, step: Step) -> None:
@@ -648,7 +684,7 @@ class _Run:
         status: StepStatus = "skipped" if skipped else ("replayed" if replay else "done")
         self.emit(i, step, status, int((loop.time() - t0) * 1000))
         if i is not None and not replay:
-            await self.save(self.checkpoint(i + 1))
+            await self.save(self.checkpoint(i + 1), durable=False)
 
     async def open_start(self) -> bool:
         await self.goto(self.r(self.flow.start_url))

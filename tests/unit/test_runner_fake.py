@@ -290,8 +290,9 @@ def test_checkpoint_that_does_not_fit_the_flow_is_refused(h: Harness) -> None:
 
 
 def test_yields_at_a_step_boundary_and_resumes_without_double_writes(h: Harness) -> None:
-    # Preemption is requested once steps 0-3 are done (four checkpoints saved).
-    result = h.run(should_yield=lambda: len(h.saved) >= 4)
+    # Preemption is requested once steps 0-3 are done: step 3 (open the message) is the
+    # site's fifth and sixth action.
+    result = h.run(should_yield=lambda: len(h.site.log) >= 5)
     assert result.status == "yielded"
     assert result.checkpoint.next_step == 4
     assert h.saved[-1] == result.checkpoint
