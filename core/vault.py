@@ -143,6 +143,13 @@ class Vault:
             EnvironmentProblem: the key file is readable by others or damaged.
         """
         path = Path(data_dir) / KEY_FILE
+        # The data folder's own key file wins when it exists: two processes on one folder
+        # (a worker and the CLI, a console and its engine) then always agree, even when only
+        # one of them can reach the keychain.
+        if path.exists():
+            return cls(_read_key_file(path), where=str(path))
+        if os.environ.get("SHOPFLEET_KEYCHAIN", "1") == "0":
+            use_keyring = False  # tests and portable installs: a key file only
         keychain = use_keyring and _keyring_usable()
         if keychain:
             stored = _keyring_get()
@@ -151,9 +158,6 @@ class Vault:
                     return cls(stored.encode("ascii"), where="keychain")
                 except ValueError:
                     log.warning("the vault key in the OS keychain is damaged; ignoring it")
-        if path.exists():
-            return cls(_read_key_file(path), where=str(path))
-        if keychain:
             key = Fernet.generate_key()
             if _keyring_set(key.decode("ascii")):
                 return cls(key, where="keychain")

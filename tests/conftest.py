@@ -21,8 +21,10 @@ SHOPS = [("pdd-1", "pdd"), ("pdd-2", "pdd"), ("temu-1", "temu"), ("tiktok-1", "t
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory,
                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """Never touch the real user data folder."""
+    """Never touch the real user data folder or the OS keychain (subprocesses inherit both:
+    a worker and the test must find the same vault key)."""
     monkeypatch.setenv("SHOPFLEET_HOME", str(tmp_path_factory.mktemp("home")))
+    monkeypatch.setenv("SHOPFLEET_KEYCHAIN", "0")
 
 
 @pytest.fixture

@@ -44,7 +44,8 @@ class BrokenKeyring(MemoryKeyring):
 
 
 @pytest.fixture
-def restore_keyring() -> Iterator[None]:
+def restore_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.delenv("SHOPFLEET_KEYCHAIN", raising=False)  # these tests use a keychain
     before = keyring.get_keyring()
     yield
     keyring.set_keyring(before)
@@ -106,6 +107,17 @@ def test_key_lives_in_the_keychain_when_there_is_one(tmp_path: Path,
     assert (KEYRING_SERVICE, KEYRING_NAME) in kr.store
     assert not (tmp_path / KEY_FILE).exists()
     assert Vault.open(tmp_path).decrypt(v.encrypt(b"x")) == b"x"
+
+
+def test_the_folders_key_file_wins_over_the_keychain(tmp_path: Path,
+                                                     restore_keyring: None) -> None:
+    """A worker without keychain access and a console with it, on one data folder: both
+    must use the same key (the one in the folder)."""
+    without = Vault.open(tmp_path, use_keyring=False)          # writes the key file
+    keyring.set_keyring(MemoryKeyring())
+    with_keychain = Vault.open(tmp_path)
+    assert with_keychain.where == str(tmp_path / KEY_FILE)
+    assert with_keychain.decrypt(without.encrypt(b"pw")) == b"pw"
 
 
 def test_fail_backend_and_broken_keychain_fall_back_to_the_file(
