@@ -368,6 +368,11 @@ class PlaywrightLauncher:
 # --------------------------------------------------------------------------- sessions
 
 
+_LAUNCH_WAIT_S = 30.0
+"""How long close() lets a browser that is starting finish starting (Playwright's own launch
+timeout is 30 s), so that it can be closed and its profile removed."""
+
+
 class SessionStore:
     """Shops' saved browser sessions, one encrypted file per shop.
 
@@ -591,6 +596,12 @@ class BrowserPool:
             self._janitor.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._janitor
+        # Browsers still launching (a warm top-up after a crash) finish launching first: a
+        # launch cancelled half-way leaves a browser and its temporary profile nobody knows
+        # about. _launch sees _closing and retires what it started.
+        launches = [b for b in self._background if not b.done() and b.get_name() == "pool-warm"]
+        if launches:
+            await asyncio.wait(launches, timeout=max(_LAUNCH_WAIT_S, 2 * t))
         # Finishing task contexts (saving sessions) get their chance first.
         pending = [b for b in self._background if not b.done()]
         if pending:
