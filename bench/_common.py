@@ -16,7 +16,9 @@ import contextlib
 import json
 import math
 import os
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+
+from core.demosite import DemoShop, DemoSite
 
 _PROCESS = psutil.Process(os.getpid())
 
@@ -97,3 +101,38 @@ class Stopwatch:
 
     def __exit__(self, *exc: object) -> None:
         self.s = time.perf_counter() - self._t0
+
+
+class SiteProcess:
+    """``python -m core.demosite --port 0`` in a child process (its own CPU, like a real
+    site); ``port`` once it serves, ``site`` knows its shops, URLs and demo logins."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "core.demosite", "--port", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            cwd=str(Path(__file__).resolve().parent.parent))
+        assert self.proc.stdout is not None
+        port = None
+        for line in self.proc.stdout:
+            m = re.search(r"127\.0\.0\.1:(\d+)", line)
+            if m:
+                port = int(m.group(1))
+                break
+        if port is None:
+            self.close()
+            raise RuntimeError("the demo site did not start")
+        self.port = port
+        # An unstarted DemoSite on that port knows the shops, URLs and demo logins.
+        self.site = DemoSite(port=port)
+
+    def shops(self) -> list[DemoShop]:
+        return self.site.shops()
+
+    def close(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()

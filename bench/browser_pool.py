@@ -45,7 +45,6 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -55,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _common import arg_parser, emit, note, percentiles, temp_dir
+from _common import SiteProcess, arg_parser, emit, note, percentiles, temp_dir
 
 from core.browser.discovery import launch_args, running_as_root
 from core.config import Settings
@@ -87,40 +86,6 @@ QUICK_SIZES = Sizes(pages=8, pools=(2,), cold_reps=2)
 
 
 # -- the demo site in its own process -------------------------------------------------------------
-
-
-class SiteProcess:
-    """``python -m core.demosite --port 0`` in a child process; ``port`` once it serves."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "core.demosite", "--port", "0"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            cwd=str(Path(__file__).resolve().parent.parent))
-        assert self.proc.stdout is not None
-        port = None
-        for line in self.proc.stdout:
-            m = re.search(r"127\.0\.0\.1:(\d+)", line)
-            if m:
-                port = int(m.group(1))
-                break
-        if port is None:
-            self.close()
-            raise RuntimeError("the demo site did not start")
-        self.port = port
-        # An unstarted DemoSite on that port knows the shops, URLs and demo logins.
-        self.site = DemoSite(port=port)
-
-    def shops(self) -> list[DemoShop]:
-        return self.site.shops()
-
-    def close(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def work(shops: list[DemoShop], n: int) -> list[tuple[DemoShop, int]]:

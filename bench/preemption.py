@@ -50,9 +50,6 @@ import asyncio
 import contextlib
 import itertools
 import json
-import re
-import subprocess
-import sys
 import time
 import urllib.request
 from collections import Counter
@@ -60,11 +57,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import _common
 from _common import arg_parser, emit, note, percentiles, temp_dir
 
 from core.config import Settings
 from core.demo import demo_settings, register_demo_shops
-from core.demosite import DemoShop, DemoSite, host_resolver_rules
+from core.demosite import host_resolver_rules
 from core.engine import Engine
 from core.engine.build import build_engine, open_store
 from core.events import Event, TaskPreempted, TaskProgress, TaskStateChanged
@@ -105,30 +103,8 @@ QUICK_SIZES = Sizes(urgent=10, slow_ms=SLOW_MS)
 # -- the demo site in its own process -------------------------------------------------------------
 
 
-class SiteProcess:
-    """``python -m core.demosite --port 0`` in a child process, driven by its control API."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "core.demosite", "--port", "0"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            cwd=str(Path(__file__).resolve().parent.parent))
-        assert self.proc.stdout is not None
-        port = None
-        for line in self.proc.stdout:
-            m = re.search(r"127\.0\.0\.1:(\d+)", line)
-            if m:
-                port = int(m.group(1))
-                break
-        if port is None:
-            self.close()
-            raise RuntimeError("the demo site did not start")
-        self.port = port
-        # An unstarted DemoSite on that port knows the shops, URLs and demo logins.
-        self.site = DemoSite(port=port)
-
-    def shops(self) -> list[DemoShop]:
-        return self.site.shops()
+class SiteProcess(_common.SiteProcess):
+    """The demo site process, driven by its control API."""
 
     def _call(self, method: str, name: str, body: dict[str, Any] | None = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
@@ -147,14 +123,6 @@ class SiteProcess:
     def records(self, kind: str) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = self._call("GET", f"records?kind={kind}")
         return out
-
-    def close(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 # -- the workload ---------------------------------------------------------------------------------
