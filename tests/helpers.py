@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from core.specs import TaskSpec
 
@@ -48,3 +48,15 @@ def run_with(engine: Engine, scenario: Callable[[], Awaitable[Any]]) -> None:
                 await runner
 
     asyncio.run(go())
+
+
+def missing_tool(reason: str) -> NoReturn:
+    """Skip a test whose tool is missing on a developer's machine — but fail in CI, where
+    `make setup` installs every tool, so a broken install never passes as a skip."""
+    import os
+
+    import pytest
+
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"{reason} — CI installs it through `make setup`; the install is broken")
+    pytest.skip(reason)

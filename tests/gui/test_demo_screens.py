@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import missing_tool
+
 pytestmark = [pytest.mark.gui, pytest.mark.slow, pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_demo_console_screenshots(tmp_path_factory: pytest.TempPathFactory) -> None:
     if shutil.which("xvfb-run") is None:
-        pytest.skip("xvfb-run is not installed (apt-get install xvfb)")
+        missing_tool("xvfb-run is not installed (apt-get install xvfb)")
     if not Path("/usr/bin/chromium").exists() and shutil.which("chromium") is None:
-        pytest.skip("no Chromium to drive")
+        missing_tool("no Chromium to drive")
     folder = Path(os.environ.get("SHOPFLEET_SCREENSHOTS") or tmp_path_factory.mktemp("shots"))
     env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
     proc = subprocess.run(
@@ -29,7 +31,7 @@ def test_demo_console_screenshots(tmp_path_factory: pytest.TempPathFactory) -> N
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     print(f"screenshots in {folder}")
     if "could not load the Qt platform plugin" in proc.stderr.lower():
-        pytest.skip("Qt's xcb platform plugin cannot load here (install libxcb-cursor0, "
+        missing_tool("Qt's xcb platform plugin cannot load here (install libxcb-cursor0, "
                     "libxcb-icccm4, libxcb-keysyms1)")
     assert proc.returncode == 0, proc.stderr[-3000:]
     for name in ("main_window.png", "tickets.png", "dashboard.png", "gates.png"):

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import missing_tool
+
 ROOT = Path(__file__).resolve().parents[2]
 TS = ROOT / "resources" / "translations" / "shopfleet_zh_CN.ts"
 pytestmark = pytest.mark.gui
@@ -22,7 +24,7 @@ def _sources(ts: Path) -> set[str]:
 def test_every_string_in_the_code_is_translated(tmp_path: Path) -> None:
     lupdate = Path(sys.executable).parent / "pyside6-lupdate"
     if not lupdate.exists() and shutil.which("pyside6-lupdate") is None:
-        pytest.skip("pyside6-lupdate is not installed")
+        missing_tool("pyside6-lupdate is not installed")
     fresh = tmp_path / "fresh.ts"
     subprocess.run([str(lupdate if lupdate.exists() else "pyside6-lupdate"),
                     *sorted(str(p) for p in (ROOT / "desktop").glob("*.py")),

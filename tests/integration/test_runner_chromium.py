@@ -25,6 +25,7 @@ from playwright.async_api import Browser, Page, async_playwright
 
 from core.errors import NeedsHuman, PageChanged, RateLimited, SiteFailed, TaskError
 from core.flows import Checkpoint, Flow, RunResult, ShopInfo, parse_flow, run_flow
+from tests.helpers import missing_tool
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -159,7 +160,7 @@ class Chromium:
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Chromium]:
     if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM}")
+        missing_tool(f"no Chromium at {CHROMIUM}")
     c = Chromium()
     c.run(c.start())
     yield c
