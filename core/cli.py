@@ -19,7 +19,8 @@ from typing import Any
 from .config import Settings, load_settings
 from .errors import BacklogFull, InvalidInput, ShopFleetError
 from .paths import data_dir, default_db_path
-from .store import SqliteStore, TaskRecord, TaskState
+from .store import TaskRecord, TaskState
+from .store.base import Store
 
 Handler = Callable[[argparse.Namespace, "Cli"], int]
 
@@ -30,7 +31,7 @@ class Cli:
 
     args: argparse.Namespace
     _settings: Settings | None = None
-    _store: SqliteStore | None = None
+    _store: Store | None = None
     closers: list[Callable[[], None]] = field(default_factory=list)
 
     @property
@@ -49,12 +50,22 @@ class Cli:
         return Path(db).expanduser() if db else default_db_path()
 
     @property
-    def store(self) -> SqliteStore:
-        if self._store is None:
-            from .validation import submission_validator
+    def store_url(self) -> str:
+        """``--store URL`` or ``[store] url`` (empty: the SQLite file at ``db_path``)."""
+        return str(getattr(self.args, "store", None) or self.settings.store.url or "")
 
-            self._store = SqliteStore(self.db_path, settings=self.settings,
-                                      validator=submission_validator(self.settings))
+    @property
+    def where(self) -> str:
+        """Where the queue is, for messages (no password)."""
+        return self.store.url if self._store is not None else (
+            self.store_url.split("@")[-1] if self.store_url else str(self.db_path))
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            from .engine.build import open_store
+
+            self._store = open_store(self.settings, self.db_path, url=self.store_url)
         return self._store
 
     @property
@@ -77,6 +88,9 @@ def _common() -> argparse.ArgumentParser:
                    help="SQLite database (default: shopfleet.db in the user data folder)")
     p.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE",
                    help="TOML configuration file")
+    p.add_argument("--store", default=argparse.SUPPRESS, metavar="URL",
+                   help="shared store, e.g. redis://host:6379/0 (default: [store] url, else "
+                        "the SQLite file)")
     return p
 
 
@@ -123,7 +137,7 @@ def cmd_status(args: argparse.Namespace, cli: Cli) -> int:
     if cli.json:
         cli.out({**st.to_json(), **{k: v for k, v in extra.items() if k != "lines"}})
         return 0
-    print(f"database: {cli.db_path}")
+    print(f"store:    {cli.where}")
     print("tasks:    " + ", ".join(f"{k} {v}" for k, v in st.counts.items() if v) or "none")
     print(f"backlog:  {st.queued} queued of max {st.max_backlog}"
           f"{f', {st.hard_aged} hard-aged' if st.hard_aged else ''}")
@@ -134,6 +148,31 @@ def cmd_status(args: argparse.Namespace, cli: Cli) -> int:
     print(f"busy:     {busy}")
     for line in extra.get("lines", []):
         print(line)
+    return 0
+
+
+def cmd_workers(args: argparse.Namespace, cli: Cli) -> int:
+    """Every worker on this store: host, pool size, running tasks, last heartbeat."""
+    store = cli.store
+    if args.recover:
+        ids = store.recover_lost_workers(cli.settings.queue.worker_lost_after_s)
+        if not cli.json:
+            print(f"requeued {len(ids)} tasks of lost workers" if ids else
+                  "no worker is lost")
+    now = store.clock.now()
+    workers = store.workers()
+    if cli.json:
+        cli.out([{**w.to_json(), "heartbeat_age_s": max(0.0, now - w.heartbeat_at)}
+                 for w in workers])
+        return 0
+    if not workers:
+        print(f"no worker has run on {cli.where}")
+        return 0
+    print(f"{'host':<20} {'pid':>7} {'slots':>5} {'running':>7} {'heartbeat':>9}  "
+          f"{'state':<7} owner")
+    for w in workers:
+        print(f"{w.host[:20]:<20} {w.pid:>7} {w.slots:>5} {w.running:>7} "
+              f"{_ago(max(0.0, now - w.heartbeat_at)):>9}  {w.state:<7} {w.owner}")
     return 0
 
 
@@ -325,6 +364,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", type=int)
     p.add_argument("--for", dest="for_task", type=int, metavar="TASK_ID",
                    help="move this task to the front so it gets the freed slot")
+    p.add_argument("--json", action="store_true")
+
+    p = add("workers", cmd_workers, "workers on this store: host, pool size, heartbeat")
+    p.add_argument("--recover", action="store_true",
+                   help="first mark silent workers lost and requeue their tasks")
     p.add_argument("--json", action="store_true")
 
     p = add("shops", cmd_shops, "list shops")

@@ -84,6 +84,14 @@ def _worker(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--until-idle", action="store_true",
                    help="stop when nothing is running and nothing can be claimed")
     p.add_argument("--slots", type=int, help="tasks at once (default: the pool's capacity)")
+    p.add_argument("--executor", choices=["browser", "noop"], default="browser",
+                   help="noop: finish each task without a browser (fleet tests, benchmarks)")
+    p.add_argument("--hold-ms", type=float, default=0.0, metavar="MS",
+                   help="with --executor noop: hold each task this long (browser time)")
+    p.add_argument("--metrics-port", type=int, metavar="PORT",
+                   help="serve Prometheus /metrics on this port (default: [metrics] port; "
+                        "0 = off); loopback unless [metrics] host says otherwise")
+    p.add_argument("--quiet", action="store_true", help="no per-task lines")
     p.set_defaults(handler=cmd_worker)
 
 

@@ -10,7 +10,8 @@ import argparse
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from .tickets import Answer, RuleAction, Ticket, TicketBook
+from .store.base import TicketStore
+from .tickets import Answer, RuleAction, Ticket
 
 if TYPE_CHECKING:
     from .cli import Cli
@@ -27,8 +28,8 @@ def _age(seconds: float) -> str:
     return f"{m}m" if m < 120 else f"{m // 60}h{m % 60:02d}m"
 
 
-def _book(cli: Cli) -> TicketBook:
-    return TicketBook(cli.store)
+def _book(cli: Cli) -> TicketStore:
+    return cli.store.ticket_book()
 
 
 def cmd_tickets(args: argparse.Namespace, cli: Cli) -> int:
@@ -54,7 +55,7 @@ def cmd_tickets(args: argparse.Namespace, cli: Cli) -> int:
     return 0
 
 
-def _show_ticket(t: Ticket, book: TicketBook, now: float, sla: float) -> None:
+def _show_ticket(t: Ticket, book: TicketStore, now: float, sla: float) -> None:
     print(f"ticket {t.id} ({t.state.value}, {t.kind}) for task {t.task_id}: {t.task_type} "
           f"on {t.shop} ({t.platform})")
     print(f"  opened {_when(t.opened_at)}, age {_age(t.age_s(now))}"

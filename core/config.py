@@ -35,7 +35,11 @@ class StoreSettings(_Section):
     path: str = ""
     """SQLite file; empty means ``shopfleet.db`` in the user's data directory."""
     url: str = ""
-    """Alternative store URL (``redis://…``) for workers sharing one queue."""
+    """Alternative store URL (``redis://host:port/db``) for workers on several machines sharing
+    one queue; empty means the SQLite file. A password goes in the URL
+    (``redis://:secret@host:6379/0``) or in ``SHOPFLEET_REDIS_PASSWORD``."""
+    redis_prefix: str = Field("shopfleet", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    """Prefix of every Redis key (two fleets can share one Redis with two prefixes)."""
     synchronous: Literal["FULL", "NORMAL"] = "FULL"
     """FULL: an acknowledged change survives a power cut. NORMAL: survives a crash only."""
     group_commit_max: int = Field(256, ge=1, le=100_000)
@@ -53,6 +57,11 @@ class QueueSettings(_Section):
     lease_s: float = Field(120.0, gt=0)
     """A claimed task's lease; a worker that stops renewing it loses the task to recovery."""
     recover_every_s: float = Field(15.0, gt=0)
+    heartbeat_s: float = Field(5.0, gt=0)
+    """How often a worker tells the store it is alive (the console's Workers table)."""
+    worker_lost_after_s: float = Field(30.0, gt=0)
+    """A worker silent this long is marked lost and its running tasks are requeued at once
+    (without waiting for their leases to run out)."""
     max_attempts: int = Field(3, ge=1)
     retry_backoff_s: float = Field(10.0, ge=0)
     """First retry waits this long; each further one twice as long (up to retry_backoff_max_s)."""
@@ -176,6 +185,16 @@ class PreemptionSettings(_Section):
     (aging) must not keep taking each other's slot."""
 
 
+class MetricsSettings(_Section):
+    """Prometheus exposition of a worker's statistics (for fleets that run Grafana)."""
+
+    port: int = Field(0, ge=0, le=65535)
+    """Serve ``/metrics`` on this port; 0 turns it off."""
+    host: str = "127.0.0.1"
+    """Loopback by default: open it to the network on purpose (``0.0.0.0``), never by
+    accident."""
+
+
 class Settings(_Section):
     """The whole configuration. Construct with :func:`load_settings` or directly in tests."""
 
@@ -190,6 +209,7 @@ class Settings(_Section):
     breakers: BreakerSettings = BreakerSettings()
     rescue: RescueSettings = RescueSettings()
     preemption: PreemptionSettings = PreemptionSettings()
+    metrics: MetricsSettings = MetricsSettings()
 
     def with_changes(self, **sections: dict[str, Any]) -> Settings:
         """A copy with some keys of some sections replaced, validated again."""

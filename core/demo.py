@@ -23,7 +23,7 @@ from .demosite import DemoSite, host_resolver_rules
 from .engine.build import build_engine, open_store
 from .secrets import encrypt_password
 from .specs import TaskSpec
-from .store import SqliteStore
+from .store.base import Store
 from .vault import Vault
 from .worker import run_worker
 
@@ -43,7 +43,7 @@ def demo_settings(base: Settings) -> Settings:
     )
 
 
-def register_demo_shops(store: SqliteStore, site: DemoSite, vault: Vault) -> None:
+def register_demo_shops(store: Store, site: DemoSite, vault: Vault) -> None:
     known = {s.name for s in store.shops()}
     for shop in site.shops():
         if shop.name not in known:

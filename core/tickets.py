@@ -327,11 +327,41 @@ class TicketBook:
             (why, now, bump, st._key(base, urg, 0, bump, created), json.dumps(cp), now,
              task_id))
 
-    def close_for_task_op(self, task_id: int) -> Callable[[sqlite3.Connection], None]:
-        """The task finished after an answer: close its answered ticket(s)."""
-        def op(conn: sqlite3.Connection) -> None:
-            conn.execute("UPDATE tickets SET state = 'closed', closed_at = ? WHERE task_id = ? "
-                         "AND state = 'answered'", (self.store.clock.now(), task_id))
+    def rule_op(self, task_id: int, owner: str, rule: Rule, *, signature: Signature,
+                error_class: str, error: str, step: int | None, step_name: str,
+                evidence: dict[str, str] | None) -> Callable[[sqlite3.Connection], str]:
+        """An op resolving a failure by a rule, logging which rule did it in the task's
+        history; returns the task's new state."""
+        def op(conn: sqlite3.Connection) -> str:
+            now = self.store.clock.now()
+            why = (f"rule #{rule.id} ({rule.action.value}) resolved {error_class} at "
+                   f"{step_name or 'start'}")
+            conn.execute("UPDATE rules SET hits = hits + 1 WHERE id = ?", (rule.id,))
+            if rule.action is RuleAction.HUMAN:
+                self.open_op(task_id, owner, signature=signature, step=step, error=error,
+                             evidence=evidence, reason=why)(conn)
+                return "waiting_human"
+            row = conn.execute("SELECT checkpoint FROM tasks WHERE id = ? AND "
+                               "state = 'running' AND lease_owner = ?",
+                               (task_id, owner)).fetchone()
+            if row is None:
+                from .errors import LeaseLost
+
+                raise LeaseLost(f"task {task_id} is no longer held by {owner}")
+            cp: dict[str, Any] = json.loads(row[0]) if row[0] else {}
+            delay = 0.0
+            if rule.action is RuleAction.SKIP and step is not None:
+                writes = list(cp.get("writes_done", []))
+                cp = {"next_step": step + 1, "results": cp.get("results", {}),
+                      "writes_done": writes, "write_in_flight": None}
+            elif rule.action is RuleAction.RETRY_LATER:
+                delay = rule.delay_s
+            conn.execute(
+                "UPDATE tasks SET state = 'queued', state_reason = ?, not_before = ?, "
+                "checkpoint = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?, "
+                "error_class = ?, last_error = ? WHERE id = ?",
+                (why, now + delay, json.dumps(cp), now, error_class, error[:2000], task_id))
+            return "queued"
         return op
 
     # -- rules ---------------------------------------------------------------------------------

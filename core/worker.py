@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from .engine import Engine, EngineStatistics
 from .engine.build import build_engine, open_store
+from .engine.engine import Executor, NoopExecutor
 from .events import BreakerChanged, EngineProblem, Event, GateHeld, TaskStateChanged
 
 if TYPE_CHECKING:
@@ -50,7 +51,8 @@ def event_printer(out: TextIO) -> Callable[[Event], None]:
 
 
 async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO = sys.stdout,
-                     summary_every_s: float = 5.0, quiet: bool = False) -> int:
+                     summary_every_s: float = 5.0, quiet: bool = False,
+                     metrics: tuple[str, int] | None = None) -> int:
     """Run until idle (or until a signal), printing a summary; returns an exit code."""
     loop = asyncio.get_running_loop()
     stop_requested = asyncio.Event()
@@ -84,6 +86,14 @@ async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO = sys.stdo
             out.flush()
 
     ticker = asyncio.create_task(summaries())
+    server = None
+    if metrics is not None:
+        from .metrics_http import serve_metrics
+
+        host, port = metrics
+        server = await serve_metrics(engine.statistics, host=host, port=port,
+                                     labels={"worker": engine.owner})
+        out.write(f"metrics: http://{host}:{port}/metrics\n")
     try:
         async with engine:
             work = asyncio.create_task(engine.run_until_idle() if until_idle else engine.run())
@@ -97,6 +107,8 @@ async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO = sys.stdo
     finally:
         ticker.cancel()
         unsubscribe()
+        if server is not None:
+            server.close()
         for sig in installed:
             loop.remove_signal_handler(sig)
     out.write(summary_line(engine.statistics()) + "\n")
@@ -105,9 +117,17 @@ async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO = sys.stdo
 
 def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
     settings = cli.settings
-    store = open_store(settings, cli.db_path)
+    store = open_store(settings, cli.db_path, url=cli.store_url)
     cli.closers.append(store.close)
-    engine = build_engine(settings, store, slots=args.slots)
-    print(f"worker {engine.owner}: {engine.slots} slots on {cli.db_path}"
-          f"{' (until idle)' if args.until_idle else ''}; Ctrl-C stops gracefully")
-    return asyncio.run(run_worker(engine, until_idle=args.until_idle))
+    kind = getattr(args, "executor", "browser")
+    executor: Executor | str = kind
+    if kind == "noop":
+        executor = NoopExecutor(hold_s=max(0.0, getattr(args, "hold_ms", 0.0)) / 1000)
+    engine = build_engine(settings, store, slots=args.slots, executor=executor)
+    port = getattr(args, "metrics_port", None)
+    port = settings.metrics.port if port is None else port
+    print(f"worker {engine.owner}: {engine.slots} slots on {store.url}"
+          f"{' (until idle)' if args.until_idle else ''}; Ctrl-C stops gracefully", flush=True)
+    return asyncio.run(run_worker(engine, until_idle=args.until_idle,
+                                  quiet=getattr(args, "quiet", False),
+                                  metrics=(settings.metrics.host, port) if port else None))

@@ -53,3 +53,31 @@ def make_store(tmp_path: Path, clock: FakeClock) -> Iterator[StoreFactory]:
     yield make
     for s in opened:
         s.close()
+
+
+# -- Redis (scale-out): one private redis-server per test session, flushed per test ---------
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[Any]:
+    """A real ``redis-server`` on loopback (started once per session)."""
+    import shutil
+
+    from tests.helpers import missing_tool
+
+    if not shutil.which("redis-server"):
+        missing_tool("redis-server is not installed (make setup installs it)")
+    from core.redis_server import RedisServer
+
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture
+def redis_url(redis_server: Any) -> str:
+    """The session's Redis, emptied for this test."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    client.flushall()
+    client.close()
+    return str(redis_server.url)

@@ -13,7 +13,8 @@ from ..errors import BrowserCrashed, NeedsHuman, RateLimited, TaskError
 from ..flows import Checkpoint, FlowRegistry, ShopInfo, StepEvent, default_asset_dirs, run_flow
 from ..paths import data_dir
 from ..secrets import decrypt_password
-from ..store import ClaimedTask, SqliteStore, domain_of
+from ..store import ClaimedTask, domain_of
+from ..store.base import Store
 from ..vault import Vault
 from .engine import Outcome, TaskControl
 
@@ -29,7 +30,7 @@ class BrowserExecutor:
         home: the data folder for evidence, sessions and the vault key.
     """
 
-    def __init__(self, settings: Settings, store: SqliteStore, *, pool: BrowserPool | None = None,
+    def __init__(self, settings: Settings, store: Store, *, pool: BrowserPool | None = None,
                  registry: FlowRegistry | None = None, home: Path | None = None,
                  vault: Vault | None = None) -> None:
         self.settings = settings

@@ -4,26 +4,56 @@ engine. Used by the worker, the demo, the desktop and the benchmarks alike."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import Settings
+from ..errors import EnvironmentProblem, InvalidInput
 from ..events import EventBus
 from ..paths import default_db_path
 from ..store import SqliteStore
+from ..store.base import Store
 from ..validation import submission_validator
 from .engine import Engine, Executor, NoopExecutor
 
 
 def open_store(settings: Settings, db: str | Path | None = None, *,
-               clock: Clock = SYSTEM_CLOCK, validate: bool = True) -> SqliteStore:
-    """The store at ``db`` (or the configured / default path), checking flows on submit."""
+               clock: Clock = SYSTEM_CLOCK, validate: bool = True,
+               url: str | None = None) -> Store:
+    """The configured store: Redis when ``url`` (or ``[store] url``) is ``redis://…``, else
+    the SQLite file at ``db`` (or the configured / default path). Submissions are checked
+    against the flows unless ``validate`` is false."""
+    validator = submission_validator(settings) if validate else None
+    target = url if url is not None else settings.store.url
+    if target:
+        return store_from_url(target, settings, clock=clock, validator=validator)
     path = Path(db) if db else (Path(settings.store.path) if settings.store.path
                                 else default_db_path())
-    return SqliteStore(path, settings=settings, clock=clock,
-                       validator=submission_validator(settings) if validate else None)
+    return SqliteStore(path, settings=settings, clock=clock, validator=validator)
 
 
-def build_engine(settings: Settings, store: SqliteStore, *,
+def store_from_url(url: str, settings: Settings, *, clock: Clock = SYSTEM_CLOCK,
+                   validator: Any = None) -> Store:
+    """``sqlite:PATH`` or ``redis://[:password@]host[:port][/db]``."""
+    if url.startswith("sqlite:"):
+        return SqliteStore(Path(url.removeprefix("sqlite:")).expanduser(), settings=settings,
+                           clock=clock, validator=validator)
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            from ..store.redis_store import RedisStore
+        except ImportError as exc:  # the optional extra is not installed
+            raise EnvironmentProblem(
+                f"the Redis store needs the 'redis' package ({exc}); install "
+                "shopfleet[redis]") from None
+        redis_store: Store = RedisStore(url, settings=settings, clock=clock,
+                                        validator=validator,
+                                        prefix=settings.store.redis_prefix)
+        return redis_store
+    raise InvalidInput("store.url", f"{url!r} is not a store URL: use sqlite:PATH or "
+                       "redis://host:port/db")
+
+
+def build_engine(settings: Settings, store: Store, *,
                  executor: Executor | str = "browser", clock: Clock = SYSTEM_CLOCK,
                  bus: EventBus | None = None, slots: int | None = None,
                  home: Path | None = None) -> Engine:

@@ -16,6 +16,8 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
+import socket
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -52,14 +54,16 @@ from ..events import (
     TicketOpened,
 )
 from ..specs import TaskSpec
-from ..store import AsyncStore, ClaimedTask, SqliteStore, new_owner_id
-from ..tickets import Rule, Signature, TicketBook
+from ..store import AsyncStore, ClaimedTask, new_owner_id
+from ..store.base import Store
+from ..tickets import Rule, Signature
 from .breakers import Breakers, BreakerState, BreakerView
 from .gates import GateLevel, RateGates
 from .preemption import Candidate, Holder, StormLimiter, choose_victim
-from .rescue import RescueBudget, Verdict, crash_op, decide, rule_op, signature_of
+from .rescue import RescueBudget, Verdict, decide, signature_of
 
 log = logging.getLogger(__name__)
+_HOST = socket.gethostname()
 
 
 @dataclass(frozen=True)
@@ -222,10 +226,11 @@ class Engine:
         poll_s: longest idle wait before looking at the queue again (other processes submit).
     """
 
-    def __init__(self, store: SqliteStore, settings: Settings | None = None, *,
+    def __init__(self, store: Store, settings: Settings | None = None, *,
                  executor: Executor, slots: int | None = None, clock: Clock = SYSTEM_CLOCK,
                  bus: EventBus | None = None, poll_s: float = 0.25,
-                 grace_s: float = 15.0, owner: str | None = None) -> None:
+                 grace_s: float = 15.0, owner: str | None = None,
+                 gates: RateGates | None = None, breakers: Breakers | None = None) -> None:
         self.store = store
         self.astore = AsyncStore(store)
         self.settings = settings or store.settings
@@ -238,9 +243,12 @@ class Engine:
         self.poll_s = poll_s
         self.grace_s = grace_s
         self._changed_gates: set[str] = set()
-        self.gates = RateGates(self.settings.gates, clock=clock, on_change=self._gate_changed)
-        self.breakers = Breakers(self.settings.breakers, clock=clock)
-        self.tickets = TicketBook(store)
+        # Shared (Redis) gates and breakers hold their numbers across a fleet of workers;
+        # the default ones hold them in this process.
+        self.gates = gates or RateGates(self.settings.gates, clock=clock,
+                                        on_change=self._gate_changed)
+        self.breakers = breakers or Breakers(self.settings.breakers, clock=clock)
+        self.tickets = store.ticket_book()
         self.rescue_budget = RescueBudget(self.settings.rescue, clock)
         self.storm = StormLimiter(self.settings.preemption, clock)
         self._urgent_pending: dict[int, float] = {}    # urgent task id -> when a slot was asked
@@ -262,6 +270,7 @@ class Engine:
         self._queue_snapshot: dict[str, Any] = {}
         self._last_breaker_states: dict[str, BreakerState] = {}
         self.completed = 0
+        self._started_at = clock.now()
 
     # -- life cycle ----------------------------------------------------------------------------
 
@@ -288,8 +297,14 @@ class Engine:
         recovered = await self.astore.recover_expired()
         if recovered:
             log.info("recovered %d tasks whose worker died", len(recovered))
+        for part in (self.gates, self.breakers):
+            start = getattr(part, "start", None)
+            if start is not None:
+                await start()
         await self.executor.start()
         await self._refresh_queue_snapshot()
+        await self._heartbeat()
+        self._watch("heartbeat", self._job_heartbeat)
         self._watch("lease-recovery", self._job_recover)
         self._watch("lease-renewal", self._job_renew)
         self._watch("metrics", self._job_metrics)
@@ -371,6 +386,15 @@ class Engine:
         await asyncio.gather(*self._jobs, return_exceptions=True)
         self._jobs.clear()
         await self.executor.close()
+        for part in (self.gates, self.breakers):
+            close = getattr(part, "close", None)
+            if close is not None:
+                with contextlib.suppress(Exception):
+                    await close()
+        try:
+            await self.astore.run(self.store.worker_gone, self.owner)
+        except Exception as exc:  # the store may be the reason we stop: say so, go on
+            log.warning("could not record that worker %s stopped: %r", self.owner, exc)
         await self._refresh_queue_snapshot()
         self.bus.publish(EngineStopped(self.clock.now(),
                                        "background job died" if self._problem else "stopped"))
@@ -388,11 +412,10 @@ class Engine:
             return 0
         # A round claims at most _CLAIM_ROUND tasks: starting hundreds of task coroutines in
         # one go stalls the loop (measured: p99 lag 23 ms at 256 slots, 17 ms at 64).
-        op = self.store.claim_many_op(
+        claimed = await self.astore.claim_many(
             self.owner, min(free, _CLAIM_ROUND),
             exclude_domains=self.breakers.blocked_domains(),
             probe_domains=self.breakers.probing_domains())
-        claimed: list[ClaimedTask] = await asyncio.wrap_future(self.store.submit_op(op))
         for task in claimed:
             self.rescue_budget.attempt()
             ctl = TaskControl(self, task)
@@ -471,17 +494,10 @@ class Engine:
             self._poke()
 
     async def _done(self, task: ClaimedTask, outcome: Outcome, probe: bool) -> None:
-        ack = self.store.ack_op(task.id, task.lease_owner, results=outcome.results)
-        close = self.tickets.close_for_task_op(task.id)
-
-        def op(conn: Any) -> None:
-            ack(conn)
-            close(conn)
-        try:
-            await asyncio.wrap_future(self.store.submit_op(op))
+        try:  # also closes the task's answered tickets, in the same transaction
+            await self.astore.ack(task.id, task.lease_owner, results=outcome.results)
         except LeaseLost:
             return
-        self.store._room_freed()
         self.completed += 1
         self._finished.append((self.clock.now(), True, "", task.platform))
         if task.resumed:
@@ -524,33 +540,37 @@ class Engine:
         if task.resumed:
             self._resumes.append((now, False))
         sig = signature_of(task, exc)
-        rule, crashes = await asyncio.to_thread(self._rescue_facts, task, sig)
+        rule, crashes = await self.astore.run(self._rescue_facts, task, sig)
         d = decide(task, exc, crashes=crashes, rule=rule, settings=self.settings.rescue,
                    budget=self.rescue_budget)
         reason = f"{exc.error_class}: {exc}"
         try:
             if d.verdict is Verdict.RULE:
                 assert d.rule is not None
-                state = await asyncio.wrap_future(self.store.submit_op(
-                    rule_op(self.store, self.tickets, task, exc, d.rule)))
+                state = await self.astore.apply_rule(
+                    task.id, task.lease_owner, d.rule, signature=sig,
+                    error_class=exc.error_class, error=str(exc), step=exc.step,
+                    step_name=exc.step_name or "", evidence=exc.evidence)
                 reason = d.reason
             elif d.verdict is Verdict.TICKET:
-                tid = await asyncio.wrap_future(self.store.submit_op(self.tickets.open_op(
+                tid = await self.astore.open_ticket(
                     task.id, task.lease_owner, signature=sig, step=exc.step, error=str(exc),
                     evidence=exc.evidence,
                     kind="write_unknown" if isinstance(exc, WriteOutcomeUnknown) else "failure",
-                    reason=f"ticket: {d.reason}: {exc.error_class}")))
+                    reason=f"ticket: {d.reason}: {exc.error_class}")
                 state = "waiting_human"
                 self.bus.publish(TicketOpened(now, tid, task.id, task.shop, exc.error_class,
                                               str(exc)[:300]))
             elif d.verdict is Verdict.QUARANTINE:
-                state = await asyncio.wrap_future(self.store.submit_op(crash_op(
-                    self.store, task, exc, quarantine=True, evidence=exc.evidence)))
+                state = await self.astore.record_crash(
+                    task.id, task.lease_owner, error_class=exc.error_class, message=str(exc),
+                    quarantine=True, evidence=exc.evidence)
                 reason = d.reason
             elif isinstance(exc, BrowserCrashed):
                 self.rescue_budget.rescue()
-                state = await asyncio.wrap_future(self.store.submit_op(crash_op(
-                    self.store, task, exc, quarantine=False, evidence=exc.evidence)))
+                state = await self.astore.record_crash(
+                    task.id, task.lease_owner, error_class=exc.error_class, message=str(exc),
+                    quarantine=False, evidence=exc.evidence)
             else:
                 self.rescue_budget.rescue()
                 st = await self.astore.fail(task.id, task.lease_owner,
@@ -563,9 +583,7 @@ class Engine:
         self.bus.publish(TaskStateChanged(now, task.id, task.shop, state, reason))
 
     def _rescue_facts(self, task: ClaimedTask, sig: Signature) -> tuple[Rule | None, int]:
-        rule = self.tickets.matching_rule(sig)
-        rows = self.store.read("SELECT crashes FROM tasks WHERE id = ?", (task.id,))
-        return rule, int(rows[0][0]) if rows else 0
+        return self.tickets.matching_rule(sig), self.store.crashes(task.id)
 
     # -- preemption -------------------------------------------------------------------------
 
@@ -659,11 +677,31 @@ class Engine:
 
     # -- background jobs ----------------------------------------------------------------------
 
+    async def _heartbeat(self) -> None:
+        res = self.executor.resources()
+        info = {"host": _HOST, "pid": os.getpid(), "slots": self.slots,
+                "running": len(self._running), "started_at": self._started_at,
+                "store": self.store.url, "done": self.completed,
+                "browsers": res.get("browsers", 0), "running_ids": sorted(self._running)[:64]}
+        await self.astore.run(self.store.heartbeat, self.owner, info)
+
+    async def _job_heartbeat(self) -> None:
+        """Say this worker is alive (the console shows it; a silent one is marked lost)."""
+        while True:
+            await self.clock.sleep(self.settings.queue.heartbeat_s)
+            await self._heartbeat()
+
     async def _job_recover(self) -> None:
         every = self.settings.queue.recover_every_s
+        lost_after = self.settings.queue.worker_lost_after_s
         while True:
             await self.clock.sleep(every)
             ids = await self.astore.recover_expired()
+            lost = await self.astore.run(self.store.recover_lost_workers, lost_after)
+            if lost:
+                log.warning("requeued %d tasks of workers that stopped heartbeating",
+                            len(lost))
+            ids = [*ids, *lost]
             for tid in ids:
                 self.bus.publish(TaskStateChanged(self.clock.now(), tid, "", "queued",
                                                   "recovered: lease expired"))
@@ -677,8 +715,7 @@ class Engine:
             ids = list(self._running)
             if not ids:
                 continue
-            lost = await asyncio.wrap_future(self.store.submit_op(
-                self.store.renew_leases_op(self.owner, ids)))
+            lost = await self.astore.renew_leases(self.owner, ids)
             for tid in lost:  # cancelled by an operator or recovered: stop working on it
                 entry = self._running.get(tid)
                 if entry is not None:

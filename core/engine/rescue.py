@@ -16,18 +16,14 @@ by the error's type, the rules and the budgets:
 from __future__ import annotations
 
 import enum
-import json
-import sqlite3
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ..clock import Clock
 from ..config import RescueSettings
 from ..errors import BrowserCrashed, NeedsHuman, PageChanged, TaskError, WriteOutcomeUnknown
-from ..store import ClaimedTask, SqliteStore
-from ..tickets import Rule, RuleAction, Signature, TicketBook, normalise_error
+from ..store import ClaimedTask
+from ..tickets import Rule, Signature, normalise_error
 
 
 class Verdict(enum.StrEnum):
@@ -104,74 +100,3 @@ def decide(task: ClaimedTask, exc: TaskError, *, crashes: int, rule: Rule | None
         return Decision(Verdict.TICKET,
                         f"rescue share {budget.share:.0%} is at its cap: escalated")
     return Decision(Verdict.REQUEUE, "retry with back-off")
-
-
-def crash_op(store: SqliteStore, task: ClaimedTask, exc: TaskError, *, quarantine: bool,
-             evidence: dict[str, str] | None) -> Callable[[sqlite3.Connection], str]:
-    """Count a crash; quarantine the task or requeue it (with its checkpoint)."""
-    ev = json.dumps(evidence, ensure_ascii=False) if evidence else None
-
-    def op(conn: sqlite3.Connection) -> str:
-        now = store.clock.now()
-        sets = ("crashes = crashes + 1, lease_owner = NULL, lease_until = NULL, updated_at = ?, "
-                "error_class = ?, last_error = ?, evidence = coalesce(?, evidence)")
-        if quarantine:
-            cur = conn.execute(
-                f"UPDATE tasks SET state = 'quarantined', state_reason = ?, {sets} "
-                "WHERE id = ? AND state = 'running' AND lease_owner = ?",
-                (f"quarantined: {exc.error_class} again (poison pill)", now, exc.error_class,
-                 str(exc)[:2000], ev, task.id, task.lease_owner))
-            state = "quarantined"
-        else:
-            row = conn.execute("SELECT base, urgency, attempts, bump, created_at FROM tasks "
-                               "WHERE id = ?", (task.id,)).fetchone()
-            key = store._key(row[0], row[1], row[2], row[3], row[4]) if row else 0
-            cur = conn.execute(
-                f"UPDATE tasks SET state = 'queued', state_reason = ?, not_before = ?, "
-                f"prio_key = ?, {sets} WHERE id = ? AND state = 'running' AND lease_owner = ?",
-                (f"{exc.error_class}: retry on a fresh browser", now, key, now,
-                 exc.error_class, str(exc)[:2000], ev, task.id, task.lease_owner))
-            state = "queued"
-        if cur.rowcount == 0:
-            from ..errors import LeaseLost
-
-            raise LeaseLost(f"task {task.id} is no longer held by {task.lease_owner}")
-        return state
-    return op
-
-
-def rule_op(store: SqliteStore, book: TicketBook, task: ClaimedTask, exc: TaskError,
-            rule: Rule) -> Callable[[sqlite3.Connection], str]:
-    """Resolve a failure by a rule, logging which rule did it in the task's history."""
-    def op(conn: sqlite3.Connection) -> str:
-        now = store.clock.now()
-        why = (f"rule #{rule.id} ({rule.action.value}) resolved {exc.error_class} at "
-               f"{exc.step_name or 'start'}")
-        conn.execute("UPDATE rules SET hits = hits + 1 WHERE id = ?", (rule.id,))
-        if rule.action is RuleAction.HUMAN:
-            sig = signature_of(task, exc)
-            book.open_op(task.id, task.lease_owner, signature=sig, step=exc.step,
-                         error=str(exc), evidence=exc.evidence, reason=why)(conn)
-            return "waiting_human"
-        row = conn.execute("SELECT checkpoint FROM tasks WHERE id = ? AND state = 'running' "
-                           "AND lease_owner = ?", (task.id, task.lease_owner)).fetchone()
-        if row is None:
-            from ..errors import LeaseLost
-
-            raise LeaseLost(f"task {task.id} is no longer held by {task.lease_owner}")
-        cp: dict[str, Any] = json.loads(row[0]) if row[0] else {}
-        delay = 0.0
-        if rule.action is RuleAction.SKIP and exc.step is not None:
-            writes = list(cp.get("writes_done", []))
-            cp = {"next_step": exc.step + 1, "results": cp.get("results", {}),
-                  "writes_done": writes, "write_in_flight": None}
-        elif rule.action is RuleAction.RETRY_LATER:
-            delay = rule.delay_s
-        conn.execute(
-            "UPDATE tasks SET state = 'queued', state_reason = ?, not_before = ?, "
-            "checkpoint = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?, "
-            "error_class = ?, last_error = ? WHERE id = ?",
-            (why, now + delay, json.dumps(cp), now, exc.error_class, str(exc)[:2000],
-             task.id))
-        return "queued"
-    return op

@@ -1,26 +1,47 @@
-"""The store for async code: every call runs on the writer or a worker thread, never the loop."""
+"""The store for async code: every call runs off the loop (a writer or worker thread).
+
+:class:`AsyncStore` wraps any :class:`core.store.base.Store`. For SQLite, writes go straight
+to the store's writer thread (``asyncio.wrap_future``: no extra thread hop, and they join the
+writer's group commit); every other call — and every call on other stores, such as Redis's
+blocking client — runs in the default thread pool.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from ..errors import BacklogFull
 from ..specs import TaskSpec
+from .base import Store, TicketStore, WorkerInfo
 from .records import ClaimedTask, QueueStatus, TaskRecord, TaskState
 from .sqlite import SqliteStore
 
+T = TypeVar("T")
+
 
 class AsyncStore:
-    """Awaitable twins of :class:`SqliteStore`'s methods.
+    """Awaitable twins of the store's methods."""
 
-    Writes are queued to the writer thread and awaited through ``asyncio.wrap_future``; reads
-    run in the default thread pool (each thread has its own reader connection).
-    """
-
-    def __init__(self, store: SqliteStore) -> None:
+    def __init__(self, store: Store) -> None:
         self.sync = store
+        self._sqlite = store if isinstance(store, SqliteStore) else None
+
+    async def _write(self, sqlite_op: Callable[[SqliteStore], Any],
+                     call: Callable[[], T]) -> T:
+        """Run a write: as an op on SQLite's writer thread, else ``call`` in a thread."""
+        if self._sqlite is not None:
+            result: T = await asyncio.wrap_future(self._sqlite.submit_op(
+                sqlite_op(self._sqlite)))
+            return result
+        return await asyncio.to_thread(call)
+
+    async def run(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
+        """Any other blocking store call, off the loop."""
+        return await asyncio.to_thread(fn, *args, **kw)
+
+    # -- submitting ---------------------------------------------------------------------------
 
     async def submit_many(self, specs: Sequence[TaskSpec], *, wait: bool = True,
                           timeout_s: float | None = None) -> list[int]:
@@ -41,40 +62,72 @@ class AsyncStore:
     async def submit(self, spec: TaskSpec, *, wait: bool = True) -> int:
         return (await self.submit_many([spec], wait=wait))[0]
 
+    # -- a task's life cycle ------------------------------------------------------------------
+
     async def claim(self, owner: str, *, exclude_domains: Iterable[str] = (),
                     lease_s: float | None = None) -> ClaimedTask | None:
-        op = self.sync.claim_op(owner, exclude_domains=exclude_domains, lease_s=lease_s)
-        result: ClaimedTask | None = await asyncio.wrap_future(self.sync.submit_op(op))
-        return result
+        return await self._write(
+            lambda s: s.claim_op(owner, exclude_domains=exclude_domains, lease_s=lease_s),
+            lambda: self.sync.claim(owner, exclude_domains=exclude_domains, lease_s=lease_s))
+
+    async def claim_many(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
+                         probe_domains: Iterable[str] = ()) -> list[ClaimedTask]:
+        ex, probes = list(exclude_domains), list(probe_domains)
+        return await self._write(
+            lambda s: s.claim_many_op(owner, limit, exclude_domains=ex, probe_domains=probes),
+            lambda: self.sync.claim_many(owner, limit, exclude_domains=ex,
+                                         probe_domains=probes))
 
     async def ack(self, task_id: int, owner: str, *,
                   results: dict[str, Any] | None = None) -> None:
-        await asyncio.wrap_future(self.sync.submit_op(
-            self.sync.ack_op(task_id, owner, results=results)))
-        self.sync._room_freed()
+        await self._write(lambda s: s.ack_op(task_id, owner, results=results),
+                          lambda: self.sync.ack(task_id, owner, results=results))
+        if self._sqlite is not None:
+            self._sqlite._room_freed()
 
     async def fail(self, task_id: int, owner: str, *, error_class: str, message: str,
                    retry: bool = True, retry_after_s: float | None = None,
                    evidence: dict[str, str] | None = None) -> TaskState:
-        state: TaskState = await asyncio.wrap_future(self.sync.submit_op(self.sync.fail_op(
-            task_id, owner, error_class=error_class, message=message, retry=retry,
-            retry_after_s=retry_after_s, evidence=evidence)))
-        return state
+        kw: dict[str, Any] = {"error_class": error_class, "message": message, "retry": retry,
+                              "retry_after_s": retry_after_s, "evidence": evidence}
+        return await self._write(lambda s: s.fail_op(task_id, owner, **kw),
+                                 lambda: self.sync.fail(task_id, owner, **kw))
 
     async def save_checkpoint(self, task_id: int, owner: str, checkpoint: dict[str, Any]) -> None:
-        await asyncio.wrap_future(self.sync.submit_op(
-            self.sync.checkpoint_op(task_id, owner, checkpoint)))
+        await self._write(lambda s: s.checkpoint_op(task_id, owner, checkpoint),
+                          lambda: self.sync.save_checkpoint(task_id, owner, checkpoint))
 
     async def release(self, task_id: int, owner: str, *, reason: str = "released",
                       checkpoint: dict[str, Any] | None = None, suspend: bool = False) -> None:
-        await asyncio.wrap_future(self.sync.submit_op(self.sync.release_op(
-            task_id, owner, reason=reason, checkpoint=checkpoint, suspend=suspend)))
+        kw: dict[str, Any] = {"reason": reason, "checkpoint": checkpoint, "suspend": suspend}
+        await self._write(lambda s: s.release_op(task_id, owner, **kw),
+                          lambda: self.sync.release(task_id, owner, **kw))
 
     async def renew_lease(self, task_id: int, owner: str) -> float:
         return await asyncio.to_thread(self.sync.renew_lease, task_id, owner)
 
+    async def renew_leases(self, owner: str, task_ids: Sequence[int]) -> list[int]:
+        ids = list(task_ids)
+        return await self._write(lambda s: s.renew_leases_op(owner, ids),
+                                 lambda: self.sync.renew_leases(owner, ids))
+
     async def recover_expired(self) -> list[int]:
         return await asyncio.to_thread(self.sync.recover_expired)
+
+    async def record_crash(self, task_id: int, owner: str, *, error_class: str, message: str,
+                           quarantine: bool, evidence: dict[str, str] | None) -> str:
+        kw: dict[str, Any] = {"error_class": error_class, "message": message,
+                              "quarantine": quarantine, "evidence": evidence}
+        return await self._write(lambda s: s.record_crash_op(task_id, owner, **kw),
+                                 lambda: self.sync.record_crash(task_id, owner, **kw))
+
+    async def open_ticket(self, task_id: int, owner: str, **kw: Any) -> int:
+        return await asyncio.to_thread(lambda: self.sync.open_ticket(task_id, owner, **kw))
+
+    async def apply_rule(self, task_id: int, owner: str, rule: Any, **kw: Any) -> str:
+        return await asyncio.to_thread(lambda: self.sync.apply_rule(task_id, owner, rule, **kw))
+
+    # -- operator commands and reads ------------------------------------------------------------
 
     async def bump(self, task_id: int, *, to: float | None = None,
                    by: float | None = None) -> float:
@@ -91,3 +144,9 @@ class AsyncStore:
 
     async def task(self, task_id: int) -> TaskRecord:
         return await asyncio.to_thread(self.sync.task, task_id)
+
+    async def workers(self) -> list[WorkerInfo]:
+        return await asyncio.to_thread(self.sync.workers)
+
+    def ticket_book(self) -> TicketStore:
+        return self.sync.ticket_book()

@@ -19,7 +19,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..clock import SYSTEM_CLOCK, Clock
@@ -36,6 +36,7 @@ from ..errors import (
 from ..priority import KEY_EPOCH, KEY_SCALE, index_key, score_at, score_from_key, static_points
 from ..specs import TaskSpec
 from ..urgency import estimator_for
+from .base import WorkerInfo, worker_info
 from .records import (
     ClaimedTask,
     QueueStatus,
@@ -46,6 +47,9 @@ from .records import (
 )
 from .schema import migrate
 from .writer import Checkpointer, Writer
+
+if TYPE_CHECKING:
+    from ..tickets import Rule, Signature, TicketBook
 
 MIN_SQLITE = (3, 35, 0)  # RETURNING
 FAST_PATH_ROWS = 256
@@ -122,6 +126,7 @@ class SqliteStore:
         check_sqlite_version()
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.url = f"sqlite:{self.path}"
         self.settings = settings or Settings()
         self.clock = clock
         self.validator = validator
@@ -605,6 +610,17 @@ class SqliteStore:
                          "WHERE state = 'running' AND shop_id = ?", (shop_id,)).fetchone()[0]
         return int(n) - sum(1 for t in claimed if t.shop_id == shop_id)
 
+    def claim_many(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
+                   probe_domains: Iterable[str] = ()) -> list[ClaimedTask]:
+        """Claim up to ``limit`` tasks in one transaction (see :meth:`claim_many_op`)."""
+        out: list[ClaimedTask] = self._call(self.claim_many_op(
+            owner, limit, exclude_domains=exclude_domains, probe_domains=probe_domains))
+        return out
+
+    def renew_leases(self, owner: str, task_ids: Sequence[int]) -> list[int]:
+        """Extend the leases of ``task_ids``; returns the ids ``owner`` no longer holds."""
+        return list(self._call(self.renew_leases_op(owner, task_ids)))
+
     def renew_leases_op(self, owner: str, task_ids: Sequence[int], *,
                         lease_s: float | None = None) -> Callable[[sqlite3.Connection], list[int]]:
         """Extend the leases of ``task_ids``; the op returns the ids this owner lost."""
@@ -704,6 +720,9 @@ class SqliteStore:
                 conn, task_id, owner,
                 "state = 'done', state_reason = 'finished', finished_at = ?, updated_at = ?, "
                 "results = coalesce(?, results)", (now, now, res))
+            # Finished after an answer: its answered ticket(s) close with it.
+            conn.execute("UPDATE tickets SET state = 'closed', closed_at = ? WHERE task_id = ? "
+                         "AND state = 'answered'", (now, task_id))
         return op
 
     def fail(self, task_id: int, owner: str, *, error_class: str, message: str,
@@ -813,6 +832,20 @@ class SqliteStore:
         (a write that was in flight is verified or handed to a person, never replayed blindly).
         A task with no attempts left is not failed silently: it gets an exception ticket.
         """
+        def which(owner: str | None, until: float | None) -> str | None:
+            if until is not None and until < self.clock.now():
+                return "lease expired"
+            if dead_local_owners and owner and _owner_is_dead_local(owner):
+                return f"owner {owner} died"
+            return None
+        return self._recover_where(which)
+
+    def _recover(self, match: Callable[[str | None, float | None], bool], why: str
+                 ) -> list[int]:
+        return self._recover_where(lambda o, u: why if match(o, u) else None)
+
+    def _recover_where(self, why_of: Callable[[str | None, float | None], str | None]
+                       ) -> list[int]:
         def op(conn: sqlite3.Connection) -> list[int]:
             now = self.clock.now()
             rows = conn.execute(
@@ -820,11 +853,9 @@ class SqliteStore:
                 "bump, created_at FROM tasks WHERE state = 'running'").fetchall()
             out = []
             for tid, owner, until, attempts, max_attempts, base, urg, bump, created in rows:
-                expired = until is not None and until < now
-                dead = dead_local_owners and owner and _owner_is_dead_local(owner)
-                if not (expired or dead):
+                why = why_of(owner, until)
+                if why is None:
                     continue
-                why = "lease expired" if expired else f"owner {owner} died"
                 if attempts >= max_attempts:
                     self._ticket_lost_worker(conn, tid, why, attempts, now)
                 else:
@@ -858,6 +889,112 @@ class SqliteStore:
             "lease_owner = NULL, lease_until = NULL, error_class = 'lease_lost', "
             "last_error = ? WHERE id = ?",
             (f"ticket #{cur.lastrowid}: {error}", now, error, task_id))
+
+    # -- crashes, tickets and rules (one transaction with the task's state change) -----------
+
+    def record_crash(self, task_id: int, owner: str, *, error_class: str, message: str,
+                     quarantine: bool, evidence: dict[str, str] | None) -> str:
+        """Count a browser crash; quarantine the task (a poison pill) or requeue it with its
+        checkpoint on a fresh browser. Returns the new state."""
+        return str(self._call(self.record_crash_op(
+            task_id, owner, error_class=error_class, message=message, quarantine=quarantine,
+            evidence=evidence)))
+
+    def record_crash_op(self, task_id: int, owner: str, *, error_class: str, message: str,
+                        quarantine: bool, evidence: dict[str, str] | None
+                        ) -> Callable[[sqlite3.Connection], str]:
+        ev = json.dumps(evidence, ensure_ascii=False) if evidence else None
+
+        def op(conn: sqlite3.Connection) -> str:
+            now = self.clock.now()
+            sets = ("crashes = crashes + 1, lease_owner = NULL, lease_until = NULL, "
+                    "updated_at = ?, error_class = ?, last_error = ?, "
+                    "evidence = coalesce(?, evidence)")
+            if quarantine:
+                cur = conn.execute(
+                    f"UPDATE tasks SET state = 'quarantined', state_reason = ?, {sets} "
+                    "WHERE id = ? AND state = 'running' AND lease_owner = ?",
+                    (f"quarantined: {error_class} again (poison pill)", now, error_class,
+                     message[:2000], ev, task_id, owner))
+                state = "quarantined"
+            else:
+                row = conn.execute("SELECT base, urgency, attempts, bump, created_at FROM "
+                                   "tasks WHERE id = ?", (task_id,)).fetchone()
+                key = self._key(row[0], row[1], row[2], row[3], row[4]) if row else 0
+                cur = conn.execute(
+                    f"UPDATE tasks SET state = 'queued', state_reason = ?, not_before = ?, "
+                    f"prio_key = ?, {sets} WHERE id = ? AND state = 'running' "
+                    "AND lease_owner = ?",
+                    (f"{error_class}: retry on a fresh browser", now, key, now, error_class,
+                     message[:2000], ev, task_id, owner))
+                state = "queued"
+            if cur.rowcount == 0:
+                raise LeaseLost(f"task {task_id} is no longer held by {owner}")
+            return state
+        return op
+
+    def crashes(self, task_id: int) -> int:
+        row = self._reader().execute("SELECT crashes FROM tasks WHERE id = ?",
+                                     (task_id,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def open_ticket(self, task_id: int, owner: str, *, signature: Signature,
+                    step: int | None, error: str, evidence: dict[str, str] | None,
+                    kind: str = "failure", reason: str = "") -> int:
+        """Move a running task to ``waiting_human`` and open its ticket (one transaction)."""
+        return int(self._call(self.ticket_book().open_op(
+            task_id, owner, signature=signature, step=step, error=error, evidence=evidence,
+            kind=kind, reason=reason)))
+
+    def apply_rule(self, task_id: int, owner: str, rule: Rule, *, signature: Signature,
+                   error_class: str, error: str, step: int | None, step_name: str,
+                   evidence: dict[str, str] | None) -> str:
+        """Resolve a failure by a rule, logging which rule did it. Returns the new state."""
+        return str(self._call(self.ticket_book().rule_op(
+            task_id, owner, rule, signature=signature, error_class=error_class, error=error,
+            step=step, step_name=step_name, evidence=evidence)))
+
+    def ticket_book(self) -> TicketBook:
+        from ..tickets import TicketBook
+
+        return TicketBook(self)
+
+    # -- workers (one desktop has one, but the console shows it like a fleet's) -------------
+
+    def heartbeat(self, owner: str, info: dict[str, Any]) -> None:
+        now = self.clock.now()
+        old = self.meta(f"worker:{owner}")
+        started = json.loads(old).get("started_at", now) if old else now
+        rec = {**info, "owner": owner, "heartbeat_at": now, "state": "alive",
+               "started_at": info.get("started_at", started)}
+        self.set_meta(f"worker:{owner}", json.dumps(rec, default=str))
+
+    def worker_gone(self, owner: str) -> None:
+        old = self.meta(f"worker:{owner}")
+        if old:
+            rec = {**json.loads(old), "state": "stopped"}
+            self.set_meta(f"worker:{owner}", json.dumps(rec, default=str))
+
+    def workers(self) -> list[WorkerInfo]:
+        rows = self._reader().execute("SELECT value FROM meta WHERE name LIKE 'worker:%' "
+                                      "ORDER BY name").fetchall()
+        return [worker_info(json.loads(r[0])) for r in rows]
+
+    def recover_lost_workers(self, lost_after_s: float) -> list[int]:
+        """Mark workers silent for ``lost_after_s`` lost; requeue their tasks now."""
+        now = self.clock.now()
+        lost = [w for w in self.workers()
+                if w.state == "alive" and now - w.heartbeat_at > lost_after_s]
+        out: list[int] = []
+        for w in lost:
+            self.set_meta(f"worker:{w.owner}",
+                          json.dumps({**w.to_json(), "state": "lost"}, default=str))
+            gone = w.owner
+
+            def match(owner: str | None, until: float | None, gone: str = gone) -> bool:
+                return owner == gone
+            out += self._recover(match, f"worker {w.owner} on {w.host} stopped heartbeating")
+        return out
 
     # -- operator commands ------------------------------------------------------------------
 

@@ -1,0 +1,179 @@
+"""The store interface: what the engine, the command line and the console ask of a store.
+
+Two stores implement it with one behaviour contract (``tests/contract``): :class:`SqliteStore`
+(one desktop, one file) and :class:`RedisStore` (several machines sharing one Redis). Every
+method here is *blocking* (a database round trip): async code calls it through
+:class:`core.store.AsyncStore`, which runs it off the event loop.
+
+Times come from the store's injected clock, never from the database server, so fake-clock
+tests drive both stores alike. With several machines, their clocks must agree (NTP) to within
+a small part of a lease.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from ..clock import Clock
+from ..config import Settings
+from ..specs import TaskSpec
+from .records import ClaimedTask, QueueStatus, ShopRecord, TaskEvent, TaskRecord, TaskState
+
+if TYPE_CHECKING:
+    from ..tickets import KbAnswer, Rule, RuleAction, Signature, Ticket
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """A worker (an engine with its pool) as the console shows it."""
+
+    owner: str
+    host: str
+    pid: int
+    slots: int
+    running: int
+    started_at: float
+    heartbeat_at: float
+    state: str
+    """``alive``, ``stopped`` (said goodbye) or ``lost`` (stopped heartbeating)."""
+    detail: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"owner": self.owner, "host": self.host, "pid": self.pid, "slots": self.slots,
+                "running": self.running, "started_at": self.started_at,
+                "heartbeat_at": self.heartbeat_at, "state": self.state, "detail": self.detail}
+
+
+def worker_info(rec: dict[str, Any]) -> WorkerInfo:
+    """A :class:`WorkerInfo` from its stored JSON (unknown keys go to ``detail``)."""
+    known = {"owner", "host", "pid", "slots", "running", "started_at", "heartbeat_at", "state"}
+    return WorkerInfo(
+        owner=str(rec.get("owner", "")), host=str(rec.get("host", "")),
+        pid=int(rec.get("pid", 0) or 0), slots=int(rec.get("slots", 0) or 0),
+        running=int(rec.get("running", 0) or 0),
+        started_at=float(rec.get("started_at", 0.0) or 0.0),
+        heartbeat_at=float(rec.get("heartbeat_at", 0.0) or 0.0),
+        state=str(rec.get("state", "alive")),
+        detail={k: v for k, v in rec.items() if k not in known})
+
+
+@runtime_checkable
+class TicketStore(Protocol):
+    """Tickets, the knowledge base of answers and the rules made from them."""
+
+    def answer(self, ticket_id: int, action: Any, *, note: str = "",
+               make_rule: Any = None, rule_delay_s: float = 600.0) -> Ticket: ...
+    def matching_rule(self, signature: Signature) -> Rule | None: ...
+    def rules(self) -> list[Rule]: ...
+    def set_rule_enabled(self, rule_id: int, enabled: bool) -> Rule: ...
+    def delete_rule(self, rule_id: int) -> None: ...
+    def add_rule(self, signature: Signature, action: RuleAction | str, *,
+                 delay_s: float = 600.0, note: str = "") -> Rule: ...
+    def ticket(self, ticket_id: int) -> Ticket: ...
+    def tickets(self, *, state: str | None = "open", shop: str | None = None,
+                platform: str | None = None, task_type: str | None = None,
+                older_than_s: float | None = None, limit: int = 100) -> list[Ticket]: ...
+    def open_count(self) -> int: ...
+    def earlier_answers(self, signature_key: str, *, limit: int = 10) -> list[KbAnswer]: ...
+    def knowledge_base(self, *, limit: int = 200) -> list[KbAnswer]: ...
+    def quarantined(self, *, limit: int = 100) -> list[Any]: ...
+    def release(self, task_id: int) -> None: ...
+
+
+@runtime_checkable
+class Store(Protocol):
+    """The queue, shops, tickets, metrics and worker registry (blocking calls)."""
+
+    settings: Settings
+    clock: Clock
+    url: str
+    """Where it is: ``sqlite:PATH`` or ``redis://…`` (no password)."""
+
+    def close(self) -> None: ...
+
+    # shops and pauses
+    def add_shop(self, name: str, *, platform: str, base_url: str,
+                 username: str = "") -> ShopRecord: ...
+    def update_shop(self, name: str, *, username: str | None = None,
+                    password_enc: bytes | None = None) -> ShopRecord: ...
+    def shop_password_enc(self, name: str) -> bytes | None: ...
+    def shops(self) -> list[ShopRecord]: ...
+    def shop(self, name: str) -> ShopRecord: ...
+    def set_shop_paused(self, name: str, paused: bool) -> ShopRecord: ...
+    def set_domain_paused(self, domain: str, paused: bool, *, reason: str = "") -> None: ...
+    def paused_domains(self) -> list[str]: ...
+
+    # submitting
+    def submit(self, spec: TaskSpec) -> int: ...
+    def submit_many(self, specs: Sequence[TaskSpec]) -> list[int]: ...
+    def wait_for_room(self, timeout: float) -> bool: ...
+
+    # the worker's life cycle of a task
+    def claim(self, owner: str, *, exclude_domains: Iterable[str] = (),
+              lease_s: float | None = None) -> ClaimedTask | None: ...
+    def claim_many(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
+                   probe_domains: Iterable[str] = ()) -> list[ClaimedTask]: ...
+    def ack(self, task_id: int, owner: str, *, results: dict[str, Any] | None = None) -> None:
+        """Done; also closes the task's answered tickets."""
+    def fail(self, task_id: int, owner: str, *, error_class: str, message: str,
+             retry: bool = True, retry_after_s: float | None = None,
+             evidence: dict[str, str] | None = None) -> TaskState: ...
+    def release(self, task_id: int, owner: str, *, reason: str = "released",
+                checkpoint: dict[str, Any] | None = None, suspend: bool = False) -> None: ...
+    def save_checkpoint(self, task_id: int, owner: str, checkpoint: dict[str, Any]) -> None: ...
+    def renew_lease(self, task_id: int, owner: str, *, lease_s: float | None = None
+                    ) -> float: ...
+    def renew_leases(self, owner: str, task_ids: Sequence[int]) -> list[int]:
+        """Renew these leases; returns the ids no longer held by ``owner``."""
+    def recover_expired(self) -> list[int]: ...
+    def record_crash(self, task_id: int, owner: str, *, error_class: str, message: str,
+                     quarantine: bool, evidence: dict[str, str] | None) -> str:
+        """Count a browser crash; quarantine (poison pill) or requeue. Returns the state."""
+    def crashes(self, task_id: int) -> int: ...
+    def open_ticket(self, task_id: int, owner: str, *, signature: Signature,
+                    step: int | None, error: str, evidence: dict[str, str] | None,
+                    kind: str = "failure", reason: str = "") -> int:
+        """Move a running task to ``waiting_human`` and open its ticket (one transaction)."""
+    def apply_rule(self, task_id: int, owner: str, rule: Rule, *, signature: Signature,
+                   error_class: str, error: str, step: int | None, step_name: str,
+                   evidence: dict[str, str] | None) -> str:
+        """Resolve a failure by a rule (counts a hit, logs which rule). Returns the state."""
+
+    # operator commands
+    def bump(self, task_id: int, *, to: float | None = None, by: float | None = None
+             ) -> float: ...
+    def cancel(self, task_id: int, *, reason: str = "cancelled by operator") -> TaskState: ...
+    def request_preempt(self, task_id: int, reason: str) -> None: ...
+    def preempt_requests(self, task_ids: Sequence[int]) -> dict[int, str]: ...
+    def urgent_waiting(self, threshold: float, *, limit: int = 8
+                       ) -> list[tuple[int, int, float]]: ...
+    def log_event(self, task_id: int, reason: str) -> None: ...
+    def apply_thresholds(self) -> tuple[int, int]: ...
+
+    # reading
+    def task(self, task_id: int) -> TaskRecord: ...
+    def tasks(self, *, state: str | None = None, shop: str | None = None, limit: int = 50,
+              offset: int = 0) -> list[TaskRecord]: ...
+    def events(self, task_id: int) -> list[TaskEvent]: ...
+    def counts(self) -> dict[str, int]: ...
+    def status(self) -> QueueStatus: ...
+    def queue_bands(self, *, urgent_at: float, low_below: float) -> dict[str, int]: ...
+
+    # metrics, settings kept in the store, workers
+    def record_minute(self, minute: int, data: dict[str, Any], *, keep_days: float = 14.0,
+                      snapshot: dict[str, Any] | None = None) -> None: ...
+    def metrics_history(self, *, since_minute: int = 0, limit: int = 1440
+                        ) -> list[tuple[int, dict[str, Any]]]: ...
+    def set_meta(self, name: str, value: str) -> None: ...
+    def meta(self, name: str) -> str | None: ...
+    def heartbeat(self, owner: str, info: dict[str, Any]) -> None:
+        """A worker says it is alive (``info``: host, pid, slots, running, started_at)."""
+    def worker_gone(self, owner: str) -> None:
+        """A worker stopped cleanly."""
+    def workers(self) -> list[WorkerInfo]: ...
+    def recover_lost_workers(self, lost_after_s: float) -> list[int]:
+        """Mark workers silent for ``lost_after_s`` lost and requeue their tasks now."""
+
+    def ticket_book(self) -> TicketStore: ...
