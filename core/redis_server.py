@@ -69,6 +69,8 @@ class RedisServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+        if self.proc is not None and self.proc.stderr is not None:
+            self.proc.stderr.close()  # else a ResourceWarning fails the session's last test
         self.proc = None
 
     def close(self) -> None:

@@ -1,0 +1,888 @@
+"""The Redis store: one queue, one ticket inbox and one event log for a fleet of workers.
+
+Same behaviour contract as :class:`core.store.SqliteStore` (``tests/contract``), on one shared
+Redis. Key layout: :mod:`core.store.redis_keys` (a stable interface: console queries and
+``shopfleet migrate`` read it). Every state change is one Lua script (:mod:`core.store.redis_lua`),
+so it is atomic across all machines: the claim checks eligibility, shop exclusivity
+(``max_tasks_per_shop`` over *all* workers), pauses and breakers and takes the lease in one
+``EVALSHA`` per claim round; ack/fail/release/checkpoint/renew check ``state = running`` and the
+lease owner inside the script. Each script also keeps the queue indexes, the per-state counts,
+the task's history and the fleet's event stream (``P:events``) in step with the task's hash —
+nothing outside a script changes a task.
+
+Priority: the same time-invariant integer key as SQLite (:func:`core.priority.index_key`,
+milli-points), computed by the scripts with Python's rounding so both stores give the same key.
+The queue sorted sets are scored ``-(band·2^40 + prio_key)`` with zero-padded ids as members, so
+ascending order is ``band DESC, prio_key DESC, id`` exactly as SQLite serves it.
+
+Times come from the injected clock (passed to every script as ``now``), never from Redis
+``TIME``, so fake-clock tests drive both stores alike; the machines' clocks must agree (NTP).
+
+Evidence: a task's evidence (screenshot, DOM, step log) stays on disk, in the data folder,
+which for a fleet should be a shared folder (SMB/NFS) that every console can read; Redis holds
+only the file paths (a ``{name: path}`` dict, as SQLite does). Screenshots are hundreds of KB
+each and Redis memory is the fleet's scarcest resource.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+from redis.commands.core import Script
+
+from ..clock import SYSTEM_CLOCK, Clock
+from ..config import Settings
+from ..errors import BacklogFull, InvalidInput, LeaseLost, Refused, SpecError, UnknownTask
+from ..priority import KEY_EPOCH, KEY_SCALE, index_key, score_from_key, static_points
+from ..specs import TaskSpec
+from ..urgency import estimator_for
+from .base import WorkerInfo, worker_info
+from .records import ClaimedTask, QueueStatus, ShopRecord, TaskEvent, TaskRecord, TaskState
+from .redis_keys import BAND_SPAN, TASK_STATES, Keys
+from .redis_lua import PRELUDE, SCRIPTS
+from .sqlite import FAST_PATH_ROWS, Validator, _owner_is_dead_local, domain_of
+
+if TYPE_CHECKING:
+    from ..tickets import Rule, Signature
+    from .redis_tickets import RedisTicketBook
+
+HALF_SPAN = BAND_SPAN // 2
+STREAM_MAXLEN = 1_000_000
+ROOM_POLL_S = 0.05
+
+
+def _f(v: str | None) -> float | None:
+    return float(v) if v is not None else None
+
+
+def _j(v: str | None) -> Any:
+    return json.loads(v) if v else None
+
+
+def public_url(url: str) -> str:
+    """``url`` without its password (for logs and the console)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    user = parts.username or ""
+    netloc = f"{user}@{host}" if user else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+class RedisStore:
+    """The queue, shops, tickets, metrics and worker registry in one shared Redis.
+
+    Args:
+        url: ``redis://[user:password@]host:port/db`` (or ``rediss://`` for TLS).
+        settings: the validated configuration.
+        clock: time source for every timestamp (a fake one in tests).
+        validator: extra per-task checks at submission, raising :class:`SpecError`.
+        prefix: the key prefix (several fleets can share one Redis).
+    """
+
+    def __init__(self, url: str, *, settings: Settings | None = None,
+                 clock: Clock = SYSTEM_CLOCK, validator: Validator | None = None,
+                 prefix: str = "shopfleet") -> None:
+        self.settings = settings or Settings()
+        self.clock = clock
+        self.validator = validator
+        self.url = public_url(url)
+        self.connect_url = url
+        """The URL with its password, for the shared gates and breakers (never print it)."""
+        self.prefix = prefix
+        self.keys = Keys(prefix)
+        self._q = self.settings.queue
+        self._p = self.settings.priority
+        self._aging_per_s = self._p.aging_per_min / 60.0
+        # typed Any: redis-py's return types are unions of every reply shape
+        self._r: Any = redis.Redis.from_url(url, decode_responses=True)
+        self._scripts: dict[str, Script] = {
+            name: self._r.register_script(PRELUDE + body) for name, body in SCRIPTS.items()}
+        self._shop_names: dict[int, tuple[str, str, str]] = {}
+        self._closed = False
+        self._init()
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def _run(self, name: str, *args: Any, now: float | None = None) -> Any:
+        t = self.clock.now() if now is None else now
+        argv = [self.prefix, repr(float(t)), repr(self._aging_per_s),
+                repr(float(self._p.retry_bonus)), *args]
+        try:
+            return self._scripts[name](keys=[], args=argv)
+        except redis.ResponseError as exc:
+            self._raise(str(exc))
+
+    @staticmethod
+    def _raise(message: str) -> NoReturn:
+        at = message.find("SF:")
+        if at < 0:
+            raise redis.ResponseError(message)
+        kind, _, text = message[at + 3:].partition(":")
+        text = text.split(" script: ")[0]
+        if kind == "lost":
+            raise LeaseLost(text)
+        if kind == "unknown":
+            raise UnknownTask(int(text))
+        if kind == "refused":
+            raise Refused(text)
+        if kind == "invalid":
+            field, _, reason = text.partition("|")
+            raise InvalidInput(field, reason)
+        if kind == "backlog":
+            queued, limit, urgent = text.split("|")
+            raise BacklogFull(int(queued), int(limit), urgent=urgent == "1")
+        raise redis.ResponseError(message)
+
+    @property
+    def client(self) -> Any:
+        """The ``redis.Redis`` client (strings decoded), for console queries and
+        ``migrate``: read the key layout in :mod:`core.store.redis_keys`."""
+        return self._r
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._r.close()
+
+    def __enter__(self) -> RedisStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _init(self) -> None:
+        """Rewrite queued keys if the aging rate changed since they were computed."""
+        current = repr(self._p.aging_per_min)
+        old = self._r.hget(self.keys.meta, "aging_per_min")
+        if old != current:
+            if old is not None:
+                self._run("rekey")
+            self._r.hset(self.keys.meta, "aging_per_min", current)
+
+    def _key(self, base: float, urgency: float, attempts: int, bump: float,
+             created: float) -> int:
+        return index_key(static_points(base=base, urgency=urgency, attempts=attempts,
+                                       bump=bump, retry_bonus=self._p.retry_bonus),
+                         created, self._aging_per_s)
+
+    # -- shops ------------------------------------------------------------------------------
+
+    def add_shop(self, name: str, *, platform: str, base_url: str, username: str = "",
+                 password_enc: bytes | None = None) -> ShopRecord:
+        """Register a shop. Its domain (for gates and breakers) comes from ``base_url``."""
+        if not name.strip():
+            raise InvalidInput("name", "must not be empty")
+        if not platform.strip():
+            raise InvalidInput("platform", "must not be empty")
+        scheme = urlsplit(base_url).scheme
+        if scheme not in ("http", "https"):
+            raise InvalidInput("base_url", f"{base_url!r} must start with http:// or https://")
+        domain = domain_of(base_url)
+        pw = base64.b64encode(password_enc).decode("ascii") if password_enc is not None else ""
+        got = self._run("add_shop", name, platform, base_url.rstrip("/"), domain, username, pw)
+        if int(got) == 0:
+            raise InvalidInput("name", f"a shop named {name!r} exists already")
+        return self.shop(name)
+
+    def update_shop(self, name: str, *, username: str | None = None,
+                    password_enc: bytes | None = None, base_url: str | None = None
+                    ) -> ShopRecord:
+        """Change a shop's login name, its (already encrypted) password or its address."""
+        rec = self.shop(name)
+        fields: dict[str, str] = {}
+        if username is not None:
+            fields["username"] = username
+        if password_enc is not None:
+            fields["password_enc"] = base64.b64encode(password_enc).decode("ascii")
+        if base_url is not None:
+            if urlsplit(base_url).scheme not in ("http", "https"):
+                raise InvalidInput("base_url",
+                                   f"{base_url!r} must start with http:// or https://")
+            fields["base_url"] = base_url.rstrip("/")
+            fields["domain"] = domain_of(base_url)
+        if fields:
+            self._r.hset(self.keys.shop(rec.id), mapping=fields)
+            self._shop_names.pop(rec.id, None)
+        return self.shop(name)
+
+    def _shop_id(self, name: str) -> int:
+        sid = self._r.hget(self.keys.shops, name)
+        if sid is None:
+            raise InvalidInput("shop", f"no shop named {name!r} (add it with 'shopfleet shop add')")
+        return int(sid)
+
+    def shop_password_enc(self, name: str) -> bytes | None:
+        sid = self._r.hget(self.keys.shops, name)
+        if sid is None:
+            raise InvalidInput("shop", f"no shop named {name!r}")
+        pw = self._r.hget(self.keys.shop(sid), "password_enc")
+        return base64.b64decode(pw) if pw is not None else None
+
+    def shops(self) -> list[ShopRecord]:
+        ids = self._r.hgetall(self.keys.shops)
+        pipe = self._r.pipeline(transaction=False)
+        for sid in ids.values():
+            pipe.hgetall(self.keys.shop(sid))
+        return sorted((self._shop_record(h) for h in pipe.execute() if h),
+                      key=lambda s: s.name)
+
+    def shop(self, name: str) -> ShopRecord:
+        h = self._r.hgetall(self.keys.shop(self._shop_id(name)))
+        if not h:
+            raise InvalidInput("shop", f"no shop named {name!r} (add it with 'shopfleet shop add')")
+        return self._shop_record(h)
+
+    @staticmethod
+    def _shop_record(h: dict[str, str]) -> ShopRecord:
+        return ShopRecord(id=int(h["id"]), name=h["name"], platform=h["platform"],
+                          base_url=h["base_url"], domain=h["domain"],
+                          username=h.get("username", ""), has_password="password_enc" in h,
+                          paused=h.get("paused") == "1")
+
+    def _shop_info(self, shop_id: int) -> tuple[str, str, str]:
+        """(name, platform, domain) of a shop id, cached (names never change)."""
+        info = self._shop_names.get(shop_id)
+        if info is None:
+            h = self._r.hmget(self.keys.shop(shop_id), ["name", "platform", "domain"])
+            info = (str(h[0] or ""), str(h[1] or ""), str(h[2] or ""))
+            self._shop_names[shop_id] = info
+        return info
+
+    def set_shop_paused(self, name: str, paused: bool) -> ShopRecord:
+        self._r.hset(self.keys.shop(self._shop_id(name)), "paused", "1" if paused else "0")
+        return self.shop(name)
+
+    def set_domain_paused(self, domain: str, paused: bool, *, reason: str = "") -> None:
+        domain = domain.lower()
+        if paused:
+            old = self._r.hget(self.keys.paused_domains, domain)
+            since = json.loads(old)["since"] if old else self.clock.now()
+            self._r.hset(self.keys.paused_domains, domain,
+                         json.dumps({"since": since, "reason": reason}))
+        else:
+            self._r.hdel(self.keys.paused_domains, domain)
+
+    def paused_domains(self) -> list[str]:
+        return sorted(self._r.hkeys(self.keys.paused_domains))
+
+    # -- submission -------------------------------------------------------------------------
+
+    def submit(self, spec: TaskSpec) -> int:
+        """Submit one task; returns its id (the existing one for a known idempotency key)."""
+        return self.submit_many([spec])[0]
+
+    def submit_many(self, specs: Sequence[TaskSpec]) -> list[int]:
+        """Submit a batch, all or nothing; returns the task ids in order.
+
+        Raises:
+            SpecError: a task is invalid (unknown shop or type, bad flow); nothing written.
+            BacklogFull: the queue is full for this batch; nothing written.
+        """
+        now = self.clock.now()
+        prepared = self._prepare(specs, now)
+        limit = self._q.max_backlog
+        reserve = limit + int(limit * self._q.urgent_reserve)
+        try:
+            ids = self._run("submit", json.dumps(prepared, ensure_ascii=False), limit, reserve,
+                            now=now)
+        except redis.ResponseError as exc:
+            msg = str(exc)
+            at = msg.find("SF:idem:")
+            if at < 0:
+                raise
+            i, _, tid = msg[at + 8:].split(" ")[0].partition("|")
+            key = prepared[int(i) - 1]["key"]
+            raise SpecError("key", f"{key!r} was already used for a different task (#{tid}); "
+                            "use a new key") from None
+        return [int(x) for x in ids]
+
+    def _prepare(self, specs: Sequence[TaskSpec], now: float) -> list[dict[str, Any]]:
+        if not specs:
+            raise SpecError("(input)", "holds no tasks")
+        shops = {s.name: s for s in self.shops()}
+        prepared: list[dict[str, Any]] = []
+        seen_keys: dict[str, int] = {}
+        multi = len(specs) > 1
+        for i, spec in enumerate(specs):
+            where = f"tasks[{i}]." if multi else ""
+            shop = shops.get(spec.shop)
+            if shop is None:
+                raise SpecError(f"{where}shop", f"no shop named {spec.shop!r} "
+                                "(add it with 'shopfleet shop add')")
+            base = spec.priority
+            if base is None:
+                base = self._p.types.get(spec.type)
+                if base is None:
+                    raise SpecError(f"{where}type", f"unknown task type {spec.type!r}: give "
+                                    "'priority' or add the type to [priority.types]")
+            if spec.key is not None:
+                if spec.key in seen_keys:
+                    raise SpecError(f"{where}key", f"{spec.key!r} appears twice in the batch "
+                                    f"(also tasks[{seen_keys[spec.key]}])")
+                seen_keys[spec.key] = i
+            if self.validator is not None:
+                try:
+                    self.validator(spec, shop)
+                except SpecError as exc:
+                    raise SpecError(f"{where}{exc.field}", exc.reason) from None
+            if spec.urgency is not None:
+                urgency, fixed, next_at = spec.urgency, 1, None
+            else:
+                est = estimator_for(shop.platform).estimate(
+                    task_type=spec.type, deadline=spec.deadline_ts, now=now)
+                urgency, fixed, next_at = est.points, 0, est.next_change_at
+            base_f, urg_f = float(base), float(urgency)
+            static = static_points(base=base_f, urgency=urg_f, attempts=0, bump=0.0,
+                                   retry_bonus=self._p.retry_bonus)
+            t: dict[str, Any] = {
+                "type": spec.type, "shop_id": str(shop.id), "base": repr(base_f),
+                "urgency": repr(urg_f), "urgency_fixed": str(fixed),
+                "spec": json.dumps(spec.payload(), ensure_ascii=False, separators=(",", ":")),
+                "max_attempts": str(spec.max_attempts or self._q.max_attempts),
+                "urgent": static >= self._p.preempt_threshold,
+                "prio_key": str(self._key(base_f, urg_f, 0, 0.0, now)),
+                "key": spec.key,
+            }
+            if spec.key is None:
+                del t["key"]
+            if next_at is not None:
+                t["urgency_next_at"] = repr(float(next_at))
+            if spec.deadline_ts is not None:
+                t["deadline"] = repr(float(spec.deadline_ts))
+            prepared.append(t)
+        return prepared
+
+    def wait_for_room(self, timeout: float) -> bool:
+        """Block until a task leaves the queue (on any machine), or ``timeout`` passes."""
+        start = self._r.hget(self.keys.seq, "room")
+        deadline = time.monotonic() + timeout
+        while not self._closed:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(ROOM_POLL_S, left))
+            if self._r.hget(self.keys.seq, "room") != start:
+                return True
+        return False
+
+    # -- priority maintenance (threshold events) --------------------------------------------
+
+    def _hard_cutoff(self, now: float) -> str:
+        return repr(now - self._p.hard_aging_min * 60.0)
+
+    def apply_thresholds(self) -> tuple[int, int]:
+        """Run the threshold events now; returns (newly hard-aged, urgency re-estimated)."""
+        now = self.clock.now()
+        due = self._r.zrangebyscore(self.keys.urgency, "-inf", repr(now))
+        args: list[str] = []
+        if due:
+            pipe = self._r.pipeline(transaction=False)
+            for m in due:
+                pipe.hmget(self.keys.task(int(m)), ["type", "deadline", "shop_id"])
+            for m, (ttype, deadline, sid) in zip(due, pipe.execute(), strict=True):
+                if ttype is None:
+                    continue
+                platform = self._shop_info(int(sid))[1]
+                est = estimator_for(platform).estimate(task_type=ttype,
+                                                       deadline=_f(deadline), now=now)
+                nxt = est.next_change_at
+                args += [str(int(m)), repr(float(est.points)),
+                         repr(float(nxt)) if nxt is not None else ""]
+        hard, n = self._run("thresholds", self._hard_cutoff(now), *args, now=now)
+        return int(hard), int(n)
+
+    # -- claim / ack / fail / release --------------------------------------------------------
+
+    def claim(self, owner: str, *, exclude_domains: Iterable[str] = (),
+              lease_s: float | None = None) -> ClaimedTask | None:
+        """Claim the best eligible task under a lease, or ``None`` when nothing is eligible.
+
+        Eligible: queued (or suspended), its ``not_before`` has passed, its shop runs fewer
+        than ``max_tasks_per_shop`` tasks on all workers together, neither its shop nor its
+        domain is paused, and its domain is not in ``exclude_domains`` (open breakers).
+        """
+        got = self._claim(owner, 1, exclude_domains, (), lease_s)
+        return got[0] if got else None
+
+    def claim_many(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
+                   probe_domains: Iterable[str] = ()) -> list[ClaimedTask]:
+        """Claim up to ``limit`` tasks in one script (one round trip for a whole round).
+
+        A domain in ``probe_domains`` (a half-open breaker) gives at most one task.
+        """
+        return self._claim(owner, limit, exclude_domains, probe_domains, None)
+
+    def _claim(self, owner: str, limit: int, exclude: Iterable[str], probes: Iterable[str],
+               lease_s: float | None) -> list[ClaimedTask]:
+        if limit <= 0:
+            return []
+        ex = json.dumps(sorted(set(exclude)))
+        pr = json.dumps(sorted(set(probes)))
+        check_urgency = "1"
+        while True:
+            now = self.clock.now()
+            until = now + (lease_s if lease_s is not None else self._q.lease_s)
+            raw = self._run("claim", owner, limit, repr(until), self._hard_cutoff(now),
+                            self._q.max_tasks_per_shop, ex, pr, FAST_PATH_ROWS, check_urgency,
+                            now=now)
+            rows = json.loads(raw)
+            if rows == "urgency":  # re-estimate due urgencies first, as SQLite's claim does
+                self.apply_thresholds()
+                check_urgency = "0"
+                continue
+            break
+        out = []
+        for (tid, ttype, sid, attempts, max_attempts, key, preemptible, spec_s, cp, created,
+             was, name, platform, base_url, domain) in rows:
+            spec = json.loads(spec_s)
+            out.append(ClaimedTask(
+                id=int(tid), type=ttype, shop=name, shop_id=int(sid), platform=platform,
+                base_url=base_url, domain=domain, lease_owner=owner, lease_until=until,
+                attempts=int(attempts), max_attempts=int(max_attempts),
+                score=score_from_key(int(key), now, self._aging_per_s),
+                preemptible=preemptible == "1", flow=spec.get("flow"),
+                params=spec.get("params", {}), steps=spec.get("steps"),
+                checkpoint=json.loads(cp) if cp else None, resumed=was == "suspended",
+                created_at=float(created)))
+        return out
+
+    def ack(self, task_id: int, owner: str, *, results: dict[str, Any] | None = None) -> None:
+        """Mark a claimed task done (with its results); closes its answered tickets."""
+        res = json.dumps(results, ensure_ascii=False) if results is not None else ""
+        self._run("ack", task_id, owner, res)
+
+    def fail(self, task_id: int, owner: str, *, error_class: str, message: str,
+             retry: bool = True, retry_after_s: float | None = None,
+             evidence: dict[str, str] | None = None) -> TaskState:
+        """Record a failed attempt: requeue with back-off and retry bonus, or fail for good."""
+        ev = json.dumps(evidence, ensure_ascii=False) if evidence else ""
+        state = self._run("fail", task_id, owner, error_class, message[:2000],
+                          "1" if retry else "0",
+                          repr(float(retry_after_s)) if retry_after_s is not None else "", ev,
+                          repr(float(self._q.retry_backoff_s)),
+                          repr(float(self._q.retry_backoff_max_s)))
+        return TaskState(state)
+
+    def release(self, task_id: int, owner: str, *, reason: str = "released",
+                checkpoint: dict[str, Any] | None = None, suspend: bool = False) -> None:
+        """Give a claimed task back without counting the attempt; ``suspend`` marks it
+        preempted (it keeps its place by score and resumes from its checkpoint)."""
+        cp = json.dumps(checkpoint, ensure_ascii=False) if checkpoint is not None else ""
+        self._run("release", task_id, owner, reason, cp, "suspended" if suspend else "queued")
+
+    def save_checkpoint(self, task_id: int, owner: str, checkpoint: dict[str, Any]) -> None:
+        self._run("checkpoint", task_id, owner, json.dumps(checkpoint, ensure_ascii=False))
+
+    def renew_lease(self, task_id: int, owner: str, *, lease_s: float | None = None) -> float:
+        """Extend a running task's lease; returns the new expiry."""
+        until = self.clock.now() + (lease_s if lease_s is not None else self._q.lease_s)
+        if self._run("renew", owner, repr(until), task_id):
+            raise LeaseLost(f"task {task_id} is no longer held by {owner}")
+        return until
+
+    def renew_leases(self, owner: str, task_ids: Sequence[int]) -> list[int]:
+        """Renew these leases; returns the ids no longer held by ``owner``."""
+        if not task_ids:
+            return []
+        until = self.clock.now() + self._q.lease_s
+        return [int(x) for x in self._run("renew", owner, repr(until), *task_ids)]
+
+    def recover_expired(self, *, dead_local_owners: bool = True) -> list[int]:
+        """Requeue running tasks whose lease expired (or whose owner process on this host
+        died). A recovered attempt counts as spent; a task with no attempts left gets an
+        exception ticket instead."""
+        now = self.clock.now()
+        args: list[str] = []
+        seen: set[str] = set()
+        expired = self._r.zrangebyscore(self.keys.running, "-inf", f"({now!r}")
+        if expired:
+            pipe = self._r.pipeline(transaction=False)
+            for tid in expired:
+                pipe.hget(self.keys.task(tid), "lease_owner")
+            for tid, owner in zip(expired, pipe.execute(), strict=True):
+                if owner is not None:
+                    args += [tid, owner, "lease expired"]
+                    seen.add(tid)
+        if dead_local_owners:
+            for owner in self._r.smembers(self.keys.owners):
+                if _owner_is_dead_local(owner):
+                    for tid in self._r.smembers(self.keys.owner(owner)):
+                        if tid not in seen:
+                            args += [tid, owner, f"owner {owner} died"]
+        if not args:
+            return []
+        # keep SQLite's order (by id) so tickets and requeues happen alike
+        triples = sorted((args[i:i + 3] for i in range(0, len(args), 3)),
+                         key=lambda t: int(t[0]))
+        flat = [x for t in triples for x in t]
+        return [int(x) for x in self._run("recover", *flat, now=now)]
+
+    def record_crash(self, task_id: int, owner: str, *, error_class: str, message: str,
+                     quarantine: bool, evidence: dict[str, str] | None) -> str:
+        """Count a browser crash; quarantine (poison pill) or requeue. Returns the state."""
+        ev = json.dumps(evidence, ensure_ascii=False) if evidence else ""
+        return str(self._run("crash", task_id, owner, error_class, message[:2000],
+                             "1" if quarantine else "0", ev))
+
+    def crashes(self, task_id: int) -> int:
+        v = self._r.hget(self.keys.task(task_id), "crashes")
+        return int(v) if v is not None else 0
+
+    def open_ticket(self, task_id: int, owner: str, *, signature: Signature,
+                    step: int | None, error: str, evidence: dict[str, str] | None,
+                    kind: str = "failure", reason: str = "") -> int:
+        """Move a running task to ``waiting_human`` and open its ticket (one script)."""
+        return self._open_ticket(task_id, owner, signature=signature, step=step, error=error,
+                                 evidence=evidence, kind=kind, reason=reason)
+
+    def _open_ticket(self, task_id: int, owner: str, *, signature: Signature,
+                     step: int | None, error: str, evidence: dict[str, str] | None,
+                     kind: str = "failure", reason: str = "", rule_id: int | None = None
+                     ) -> int:
+        ev = json.dumps(evidence or {}, ensure_ascii=False)
+        return int(self._run("open_ticket", task_id, owner, kind,
+                             str(step) if step is not None else "", signature.step_name,
+                             signature.error_class, error[:2000], signature.key, ev, reason,
+                             str(rule_id) if rule_id is not None else ""))
+
+    def apply_rule(self, task_id: int, owner: str, rule: Rule, *, signature: Signature,
+                   error_class: str, error: str, step: int | None, step_name: str,
+                   evidence: dict[str, str] | None) -> str:
+        """Resolve a failure by a rule (counts a hit, logs which rule). Returns the state."""
+        from ..tickets import RuleAction
+
+        why = (f"rule #{rule.id} ({rule.action.value}) resolved {error_class} at "
+               f"{step_name or 'start'}")
+        if rule.action is RuleAction.HUMAN:
+            self._open_ticket(task_id, owner, signature=signature, step=step, error=error,
+                              evidence=evidence, reason=why, rule_id=rule.id)
+            return "waiting_human"
+        for _ in range(100):
+            old = self._r.hget(self.keys.task(task_id), "checkpoint")
+            cp: dict[str, Any] = json.loads(old) if old else {}
+            delay = 0.0
+            if rule.action is RuleAction.SKIP and step is not None:
+                writes = list(cp.get("writes_done", []))
+                cp = {"next_step": step + 1, "results": cp.get("results", {}),
+                      "writes_done": writes, "write_in_flight": None}
+            elif rule.action is RuleAction.RETRY_LATER:
+                delay = rule.delay_s
+            got = self._run("rule", task_id, owner, rule.id, why, old or "", json.dumps(cp),
+                            repr(float(delay)), error_class, error[:2000])
+            if got != "retry":
+                return str(got)
+        raise LeaseLost(f"task {task_id}: its checkpoint keeps changing under {owner}")
+
+    # -- operator commands ------------------------------------------------------------------
+
+    def bump(self, task_id: int, *, to: float | None = None, by: float | None = None) -> float:
+        """Change a task's priority now: to a score, or by a delta. Returns the new score."""
+        if (to is None) == (by is None):
+            raise InvalidInput("bump", "give exactly one of --to or --by")
+        if to is not None:
+            return float(self._run("bump", task_id, "to", repr(float(to))))
+        return float(self._run("bump", task_id, "by", repr(float(by or 0.0))))
+
+    def cancel(self, task_id: int, *, reason: str = "cancelled by operator") -> TaskState:
+        """Cancel a task that has not finished. A running one loses its lease at once."""
+        return TaskState(self._run("cancel", task_id, reason))
+
+    def request_preempt(self, task_id: int, reason: str) -> None:
+        """Ask whichever engine (on any machine) holds ``task_id`` to suspend it."""
+        self._run("preempt", task_id, reason)
+
+    def preempt_requests(self, task_ids: Sequence[int]) -> dict[int, str]:
+        if not task_ids:
+            return {}
+        pipe = self._r.pipeline(transaction=False)
+        for tid in task_ids:
+            pipe.hget(self.keys.task(tid), "preempt_requested")
+        return {int(tid): str(v) for tid, v in zip(task_ids, pipe.execute(), strict=True)
+                if v is not None}
+
+    def urgent_waiting(self, threshold: float, *, limit: int = 8) -> list[tuple[int, int, float]]:
+        """Waiting tasks (queued or suspended) scoring at least ``threshold`` now, best first:
+        (id, shop_id, score)."""
+        now = self.clock.now()
+        lo = round(threshold * KEY_SCALE) - self._shift(now)
+        out: list[tuple[int, int, float]] = []
+        for zk in (self.keys.ready, self.keys.suspended):
+            members = self._r.zrangebyscore(zk, f"({-HALF_SPAN}", -lo, start=0, num=limit,
+                                            withscores=True)
+            if not members:
+                continue
+            pipe = self._r.pipeline(transaction=False)
+            for m, _ in members:
+                pipe.hmget(self.keys.task(int(m)), ["shop_id", "not_before"])
+            for (m, sc), (sid, nb) in zip(members, pipe.execute(), strict=True):
+                if sid is not None and float(nb) <= now:
+                    out.append((int(m), int(sid),
+                                score_from_key(-int(sc), now, self._aging_per_s)))
+        return sorted(out, key=lambda t: -t[2])[:limit]
+
+    def _shift(self, now: float) -> int:
+        return round((now - KEY_EPOCH) * self._aging_per_s * KEY_SCALE)
+
+    def log_event(self, task_id: int, reason: str) -> None:
+        """Add a line to a task's history without changing its state (a decision about it)."""
+        self._run("log_event", task_id, reason)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def task(self, task_id: int) -> TaskRecord:
+        h = self._r.hgetall(self.keys.task(task_id))
+        if not h:
+            raise UnknownTask(task_id)
+        return self._task_record(h, self.clock.now())
+
+    def _records(self, ids: Sequence[int | str]) -> list[TaskRecord]:
+        if not ids:
+            return []
+        pipe = self._r.pipeline(transaction=False)
+        for tid in ids:
+            pipe.hgetall(self.keys.task(int(tid)))
+        now = self.clock.now()
+        return [self._task_record(h, now) for h in pipe.execute() if h]
+
+    def tasks(self, *, state: str | None = None, shop: str | None = None, limit: int = 50,
+              offset: int = 0) -> list[TaskRecord]:
+        """Tasks, best first for queued ones, newest first otherwise."""
+        if state is not None and state not in {s.value for s in TaskState}:
+            raise InvalidInput("--state", f"{state!r} is not a task state "
+                               f"({', '.join(s.value for s in TaskState)})")
+        if limit < 1:
+            raise InvalidInput("--limit", "must be at least 1")
+        sid = self.shop(shop).id if shop is not None else None
+        end = offset + limit - 1
+        k = self.keys
+        if state == "queued":
+            zk = k.ready if sid is None else k.shop_queue(sid)
+            return self._records(self._r.zrange(zk, offset, end))
+        if state is None:
+            zk = k.tasks if sid is None else k.shop_tasks(sid)
+            return self._records(self._r.zrevrange(zk, offset, end))
+        if sid is None:
+            return self._records(self._r.zrevrange(k.state(state), offset, end))
+        # a state and a shop: walk the smaller index, newest first, filtering by the other
+        by_state = int(self._r.zcard(k.state(state))) <= int(self._r.zcard(k.shop_tasks(sid)))
+        walk = k.state(state) if by_state else k.shop_tasks(sid)
+        field, want = ("shop_id", str(sid)) if by_state else ("state", state)
+        found: list[str] = []
+        pos, chunk = 0, max(256, limit + offset)
+        while len(found) < offset + limit:
+            ids = self._r.zrevrange(walk, pos, pos + chunk - 1)
+            if not ids:
+                break
+            pipe = self._r.pipeline(transaction=False)
+            for tid in ids:
+                pipe.hget(k.task(tid), field)
+            found += [tid for tid, v in zip(ids, pipe.execute(), strict=True) if v == want]
+            pos += chunk
+        return self._records(found[offset:offset + limit])
+
+    def events(self, task_id: int) -> list[TaskEvent]:
+        rows = self._r.lrange(self.keys.task_events(task_id), 0, -1)
+        out = []
+        for line in rows:
+            eid, at, frm, to, reason = json.loads(line)
+            out.append(TaskEvent(int(eid), task_id, float(at), frm, to, reason))
+        return out
+
+    def _task_record(self, h: dict[str, str], now: float) -> TaskRecord:
+        spec = json.loads(h["spec"])
+        name, platform, domain = self._shop_info(int(h["shop_id"]))
+        return TaskRecord(
+            id=int(h["id"]), key=h.get("key"), type=h["type"], shop=name, platform=platform,
+            domain=domain, state=TaskState(h["state"]), state_reason=h.get("state_reason", ""),
+            score=score_from_key(int(h["prio_key"]), now, self._aging_per_s),
+            hard_aged=h.get("band") == "1", preemptible=h.get("preemptible") == "1",
+            created_at=float(h["created_at"]), updated_at=float(h["updated_at"]),
+            not_before=float(h["not_before"]), deadline=_f(h.get("deadline")),
+            attempts=int(h["attempts"]), max_attempts=int(h["max_attempts"]),
+            lease_owner=h.get("lease_owner"), lease_until=_f(h.get("lease_until")),
+            started_at=_f(h.get("started_at")), finished_at=_f(h.get("finished_at")),
+            flow=spec.get("flow"), params=spec.get("params", {}), steps=spec.get("steps"),
+            checkpoint=_j(h.get("checkpoint")), results=_j(h.get("results")),
+            error_class=h.get("error_class"), last_error=h.get("last_error"),
+            evidence=_j(h.get("evidence")))
+
+    def counts(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in TaskState}
+        counts.update({s: int(n) for s, n in self._r.hgetall(self.keys.counts).items()})
+        return counts
+
+    def status(self) -> QueueStatus:
+        """Counts per state, backlog, oldest wait and busy shops, from indexes only."""
+        now = self.clock.now()
+        k = self.keys
+        pipe = self._r.pipeline(transaction=True)
+        pipe.hgetall(k.counts)
+        pipe.zrange(k.age, 0, 0, withscores=True)
+        pipe.zrangebyscore(k.ready, "-inf", -HALF_SPAN)
+        pipe.hgetall(k.shop_running)
+        pipe.zrange(k.ready, 0, 0, withscores=True)
+        pipe.zrange(k.ready, -1, -1, withscores=True)
+        raw_counts, age0, hard_ids, running, top, bottom = pipe.execute()
+        counts = {s.value: 0 for s in TaskState}
+        counts.update({s: int(n) for s, n in raw_counts.items()})
+        oldest = [float(age0[0][1])] if age0 else []
+        if hard_ids:
+            pipe = self._r.pipeline(transaction=False)
+            for m in hard_ids:
+                pipe.hget(k.task(int(m)), "created_at")
+            oldest += [float(c) for c in pipe.execute() if c is not None]
+        busy = {self._shop_info(int(sid))[0]: int(n) for sid, n in running.items()
+                if int(n) > 0}
+
+        def score(rows: list[tuple[str, float]]) -> float | None:
+            if not rows:
+                return None
+            v = -int(rows[0][1])
+            key = v - BAND_SPAN if v >= HALF_SPAN else v
+            return score_from_key(key, now, self._aging_per_s)
+
+        return QueueStatus(
+            at=now, counts=counts, queued=counts.get("queued", 0),
+            max_backlog=self._q.max_backlog,
+            oldest_wait_s=max(0.0, now - min(oldest)) if oldest else 0.0,
+            hard_aged=len(hard_ids), busy_shops=busy, top_score=score(top),
+            bottom_score=score(bottom))
+
+    def queue_bands(self, *, urgent_at: float, low_below: float) -> dict[str, int]:
+        """Queued tasks by priority band now: hard-aged, urgent (score ≥ ``urgent_at``),
+        normal, low (score < ``low_below``). Counts score ranges."""
+        shift = self._shift(self.clock.now())
+        hi = round(urgent_at * KEY_SCALE) - shift
+        lo = round(low_below * KEY_SCALE) - shift
+        pipe = self._r.pipeline(transaction=True)
+        pipe.zcount(self.keys.ready, "-inf", -HALF_SPAN)
+        pipe.zcount(self.keys.ready, f"({-HALF_SPAN}", -hi)
+        pipe.zcount(self.keys.ready, f"({-lo}", "+inf")
+        pipe.zcount(self.keys.ready, f"({-HALF_SPAN}", "+inf")
+        hard, urgent, low, total0 = (int(x) for x in pipe.execute())
+        return {"hard_aged": hard, "urgent": urgent, "low": low,
+                "normal": total0 - urgent - low}
+
+    # -- metrics, meta, workers ---------------------------------------------------------------
+
+    def record_minute(self, minute: int, data: dict[str, Any], *, keep_days: float = 14.0,
+                      snapshot: dict[str, Any] | None = None) -> None:
+        """Keep one row of metrics per minute (older than ``keep_days`` are dropped)."""
+        k = self.keys
+        cutoff = minute - int(keep_days * 1440)
+        old = self._r.zrangebyscore(k.metrics, "-inf", f"({cutoff}")
+        pipe = self._r.pipeline(transaction=True)
+        pipe.hset(k.metrics_data, str(minute),
+                  json.dumps(data, ensure_ascii=False, default=str))
+        pipe.zadd(k.metrics, {str(minute): minute})
+        if old:
+            pipe.hdel(k.metrics_data, *old)
+            pipe.zrem(k.metrics, *old)
+        if snapshot:
+            pipe.hset(k.meta, "engine_snapshot",
+                      json.dumps(snapshot, ensure_ascii=False, default=str))
+        pipe.execute()
+
+    def metrics_history(self, *, since_minute: int = 0, limit: int = 1440
+                        ) -> list[tuple[int, dict[str, Any]]]:
+        minutes = self._r.zrevrangebyscore(self.keys.metrics, "+inf", since_minute, start=0,
+                                           num=limit)
+        if not minutes:
+            return []
+        data = self._r.hmget(self.keys.metrics_data, minutes)
+        return [(int(m), json.loads(d)) for m, d in reversed(list(zip(minutes, data,
+                                                                        strict=True)))
+                if d is not None]
+
+    def set_meta(self, name: str, value: str) -> None:
+        self._r.hset(self.keys.meta, name, value)
+
+    def meta(self, name: str) -> str | None:
+        v = self._r.hget(self.keys.meta, name)
+        return str(v) if v is not None else None
+
+    def heartbeat(self, owner: str, info: dict[str, Any]) -> None:
+        """A worker says it is alive (``info``: host, pid, slots, running, started_at)."""
+        now = self.clock.now()
+        wk = self.keys.worker(owner)
+        known = {"host", "pid", "slots", "running", "started_at"}
+        started = info.get("started_at")
+        if started is None:
+            started = self._r.hget(wk, "started_at") or now
+        fields = {"owner": owner, "host": str(info.get("host", "")),
+                  "pid": str(int(info.get("pid", 0) or 0)),
+                  "slots": str(int(info.get("slots", 0) or 0)),
+                  "running": str(int(info.get("running", 0) or 0)),
+                  "started_at": repr(float(started)), "heartbeat_at": repr(now),
+                  "state": "alive",
+                  "detail": json.dumps({k: v for k, v in info.items()
+                                        if k not in known | {"owner", "heartbeat_at", "state"}},
+                                       default=str)}
+        pipe = self._r.pipeline(transaction=True)
+        pipe.hset(wk, mapping=fields)
+        pipe.zadd(self.keys.workers, {owner: now})
+        pipe.execute()
+
+    def worker_gone(self, owner: str) -> None:
+        """A worker stopped cleanly."""
+        if self._r.exists(self.keys.worker(owner)):
+            self._r.hset(self.keys.worker(owner), "state", "stopped")
+
+    def workers(self) -> list[WorkerInfo]:
+        owners = sorted(self._r.zrange(self.keys.workers, 0, -1))
+        if not owners:
+            return []
+        pipe = self._r.pipeline(transaction=False)
+        for o in owners:
+            pipe.hgetall(self.keys.worker(o))
+        out = []
+        for h in pipe.execute():
+            if not h:
+                continue
+            rec: dict[str, Any] = {k: v for k, v in h.items() if k != "detail"}
+            rec.update(json.loads(h.get("detail") or "{}"))
+            out.append(worker_info(rec))
+        return out
+
+    def recover_lost_workers(self, lost_after_s: float) -> list[int]:
+        """Mark workers silent for ``lost_after_s`` lost and requeue their tasks now."""
+        now = self.clock.now()
+        cutoff = now - lost_after_s
+        silent = self._r.zrangebyscore(self.keys.workers, "-inf", f"({cutoff!r}")
+        if not silent:
+            return []
+        return [int(x) for x in self._run("lost_workers", repr(cutoff), *sorted(silent),
+                                          now=now)]
+
+    def ticket_book(self) -> RedisTicketBook:
+        from .redis_tickets import RedisTicketBook
+
+        return RedisTicketBook(self)
+
+    # -- for the tests and the console ----------------------------------------------------------
+
+    def real_counts(self) -> dict[str, int]:
+        """Counts recomputed from the tasks themselves (a consistency check; O(tasks))."""
+        counts = {s: 0 for s in TASK_STATES}
+        ids = self._r.zrange(self.keys.tasks, 0, -1)
+        pipe = self._r.pipeline(transaction=False)
+        for tid in ids:
+            pipe.hget(self.keys.task(tid), "state")
+        for st in pipe.execute():
+            if st is not None:
+                counts[st] = counts.get(st, 0) + 1
+        return counts
+
+
+__all__ = ["RedisStore", "public_url"]

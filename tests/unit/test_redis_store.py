@@ -1,0 +1,336 @@
+"""What only the Redis store has to prove: atomic claims across processes' clients, lost
+workers, the event stream, and counts and indexes that stay true (the shared behaviour is in
+``tests/contract``)."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import redis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.config import Settings
+from core.errors import LeaseLost, Refused
+from core.store.redis_keys import Keys
+from core.store.redis_store import RedisStore, public_url
+from core.testing import FakeClock
+from core.tickets import Signature
+from tests.conftest import SHOPS
+from tests.helpers import spec
+
+Factory = Callable[..., RedisStore]
+
+
+@pytest.fixture
+def open_store(redis_url: str, clock: FakeClock) -> Iterator[Factory]:
+    opened: list[RedisStore] = []
+
+    def make(*, prefix: str = "t", shops: bool = True, clock: FakeClock = clock,
+             **sections: dict[str, Any]) -> RedisStore:
+        settings = Settings().with_changes(**sections) if sections else Settings()
+        store = RedisStore(redis_url, settings=settings, clock=clock, prefix=prefix)
+        opened.append(store)
+        if shops:
+            for shop, platform in SHOPS:
+                store.add_shop(shop, platform=platform,
+                               base_url=f"http://{platform}.shopfleet.test/shop/{shop}")
+        return store
+
+    yield make
+    for s in opened:
+        s.close()
+
+
+def check_indexes(store: RedisStore) -> None:
+    """Counts equal the tasks per state, and every index holds exactly its state's tasks."""
+    r, k = store.client, store.keys
+    real = store.real_counts()
+    assert store.counts() == real
+    for state, n in real.items():
+        assert r.zcard(k.state(state)) == n, state
+    assert r.zcard(k.ready) == real["queued"]
+    assert r.zcard(k.suspended) == real["suspended"]
+    assert r.zcard(k.running) == real["running"]
+    per_shop = sum(int(v) for v in r.hvals(k.shop_running))
+    assert per_shop == real["running"]
+    assert sum(r.zcard(k.shop_queue(s.id)) for s in store.shops()) == real["queued"]
+    owned = sum(r.scard(k.owner(o)) for o in r.smembers(k.owners))
+    assert owned == real["running"]
+
+
+# -- atomic claims ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("per_shop", [1, 2])
+def test_concurrent_claims_keep_shop_exclusivity_and_never_claim_twice(
+        open_store: Factory, redis_url: str, clock: FakeClock, per_shop: int) -> None:
+    first = open_store(queue={"max_tasks_per_shop": per_shop, "max_backlog": 10_000})
+    shops = [s.name for s in first.shops()]
+    n_tasks = 400
+    first.submit_many([spec("collect_data", shops[i % len(shops)], params={"i": i})
+                       for i in range(n_tasks)])
+    lock = threading.Lock()
+    running: dict[str, int] = {}
+    peak: dict[str, int] = {}
+    claimed: list[int] = []
+    errors: list[BaseException] = []
+
+    def worker(n: int) -> None:
+        store = open_store(shops=False, queue={"max_tasks_per_shop": per_shop})
+        owner = f"w{n}"
+        rnd = random.Random(n)
+        try:
+            while True:
+                got = store.claim_many(owner, rnd.randint(1, 3))
+                if not got:
+                    if store.counts()["queued"] == 0:
+                        return
+                    continue
+                with lock:
+                    for t in got:
+                        claimed.append(t.id)
+                        running[t.shop] = running.get(t.shop, 0) + 1
+                        peak[t.shop] = max(peak.get(t.shop, 0), running[t.shop])
+                for t in got:
+                    # the model lets go before the store does: it never over-counts
+                    with lock:
+                        running[t.shop] -= 1
+                    store.ack(t.id, owner)
+        except BaseException as exc:  # reported by the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    assert not errors, errors
+    assert sorted(claimed) == sorted(set(claimed)), "a task was claimed twice"
+    assert len(claimed) == n_tasks
+    assert max(peak.values()) <= per_shop
+    assert first.counts()["done"] == n_tasks
+    check_indexes(first)
+
+
+def test_a_claim_round_is_one_script_call(open_store: Factory) -> None:
+    store = open_store()
+    store.submit_many([spec("collect_data", s) for s, _ in SHOPS])
+    r = store.client
+
+    def calls() -> int:
+        stats = r.info("commandstats")
+        return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+
+    before = calls()
+    assert len(store.claim_many("w1", 4)) == len(SHOPS)
+    assert calls() - before == 1
+
+
+def test_equal_scores_come_out_in_submission_order_past_nine(open_store: Factory) -> None:
+    # members are zero-padded: "10" must not sort before "9"
+    store = open_store(priority={"aging_per_min": 0}, queue={"max_tasks_per_shop": 100})
+    ids = store.submit_many([spec("collect_data", "pdd-1", params={"i": i}) for i in range(25)])
+    got = [store.claim("w") for _ in ids]
+    assert [t.id for t in got if t] == ids
+
+
+# -- workers ------------------------------------------------------------------------------------
+
+
+def test_a_silent_worker_is_lost_and_its_tasks_requeued_at_once(
+        open_store: Factory, clock: FakeClock) -> None:
+    store = open_store(queue={"lease_s": 3600})
+    a = store.submit(spec("collect_data", "pdd-1"))
+    b = store.submit(spec("collect_data", "temu-1"))
+    store.heartbeat("w1", {"host": "m1", "pid": 11, "slots": 2, "running": 2})
+    held = store.claim_many("w1", 2)
+    assert {t.id for t in held} == {a, b}
+    clock.advance(20)
+    store.heartbeat("w2", {"host": "m2", "pid": 22, "slots": 4, "running": 0, "zone": "b"})
+    assert store.recover_lost_workers(60) == []
+    clock.advance(45)  # w1 silent 65 s, w2 45 s; every lease still has most of an hour
+    store.heartbeat("w2", {"host": "m2", "pid": 22, "slots": 4, "running": 0, "zone": "b"})
+    assert sorted(store.recover_lost_workers(60)) == sorted([a, b])
+    states = {w.owner: w.state for w in store.workers()}
+    assert states == {"w1": "lost", "w2": "alive"}
+    w2 = next(w for w in store.workers() if w.owner == "w2")
+    assert (w2.host, w2.slots, w2.detail) == ("m2", 4, {"zone": "b"})
+    assert store.task(a).state == "queued"
+    assert "stopped heartbeating" in store.task(a).state_reason
+    assert sorted(store.renew_leases("w1", [a, b])) == sorted([a, b])
+    with pytest.raises(LeaseLost):
+        store.ack(a, "w1")
+    assert {t.id for t in store.claim_many("w2", 2)} == {a, b}
+    store.worker_gone("w2")
+    assert {w.owner: w.state for w in store.workers()}["w2"] == "stopped"
+    check_indexes(store)
+
+
+def test_a_task_whose_workers_keep_dying_goes_to_a_person(
+        open_store: Factory, clock: FakeClock) -> None:
+    store = open_store(queue={"max_attempts": 2, "lease_s": 30})
+    t = store.submit(spec("collect_data", "pdd-1"))
+    for _ in range(2):
+        assert store.claim("w1") is not None
+        clock.advance(31)
+        assert store.recover_expired(dead_local_owners=False) == [t]
+    rec = store.task(t)
+    assert rec.state == "waiting_human"
+    tickets = store.ticket_book().tickets()
+    assert [tk.task_id for tk in tickets] == [t]
+    assert tickets[0].error_class == "lease_lost"
+    assert "lost 2 times" in tickets[0].error
+    sig = Signature("pdd", "collect_data", "", "lease_lost", "worker lost")
+    assert tickets[0].signature == sig.key
+    check_indexes(store)
+
+
+# -- the event log --------------------------------------------------------------------------------
+
+
+def test_every_state_change_goes_to_the_stream_and_the_history(open_store: Factory) -> None:
+    store = open_store()
+    t = store.submit(spec("collect_data", "pdd-1"))
+    c = store.claim("w1")
+    assert c is not None
+    store.log_event(t, "gate waited 2 s")
+    store.ack(t, "w1")
+    entries = store.client.xrange(store.keys.events)
+    mine = [f for _, f in entries if f["task"] == str(t)]
+    assert [(f["from"], f["to"]) for f in mine] == [
+        ("", "queued"), ("queued", "running"), ("running", "running"), ("running", "done")]
+    history = store.events(t)
+    assert [e.id for e in history] == [int(f["id"]) for f in mine]
+    assert [e.reason for e in history][2] == "gate waited 2 s"
+    assert history[0].from_state is None
+
+
+# -- consistency under random operations ----------------------------------------------------------
+
+
+OPS = st.lists(st.tuples(st.sampled_from(
+    ["submit", "claim", "ack", "fail", "suspend", "release", "cancel", "crash", "ticket",
+     "answer", "advance", "recover", "bump", "lost", "urgent", "quarantine_release"]),
+    st.integers(0, 10_000)), min_size=1, max_size=60)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(ops=OPS)
+def test_counts_and_indexes_stay_true_under_random_operations(
+        redis_url: str, ops: list[tuple[str, int]]) -> None:
+    redis.Redis.from_url(redis_url).flushall()
+    clock = FakeClock()
+    store = RedisStore(redis_url, clock=clock, prefix="h", settings=Settings().with_changes(
+        queue={"max_attempts": 2, "lease_s": 60, "max_tasks_per_shop": 1, "max_backlog": 30},
+        priority={"hard_aging_min": 5}))
+    try:
+        for shop, platform in SHOPS:
+            store.add_shop(shop, platform=platform, base_url=f"http://{platform}.test/{shop}")
+        book = store.ticket_book()
+        held: list[tuple[int, str]] = []
+        ids: list[int] = []
+        for op, n in ops:
+            owner = f"w{n % 2}"
+            try:
+                if op == "submit":
+                    ids.append(store.submit(spec("collect_data", SHOPS[n % 4][0],
+                                                 priority=n % 13,
+                                                 key=f"k{n % 40}" if n % 3 == 0 else None)))
+                elif op == "urgent":
+                    ids.append(store.submit(spec("reply_customer", SHOPS[n % 4][0],
+                                                 priority=30)))
+                elif op == "claim":
+                    held += [(c.id, owner) for c in store.claim_many(owner, 1 + n % 3)]
+                elif op == "advance":
+                    clock.advance(n % 200)
+                elif op == "recover":
+                    store.recover_expired(dead_local_owners=False)
+                elif op == "lost":
+                    store.heartbeat(owner, {"host": "h", "pid": 1})
+                    store.recover_lost_workers(n % 100)
+                elif op == "answer":
+                    open_ = book.tickets()
+                    if open_:
+                        book.answer(open_[n % len(open_)].id,
+                                    ["retry", "resume", "skip", "done", "cancel"][n % 5])
+                elif op == "quarantine_release":
+                    q = book.quarantined()
+                    if q:
+                        book.release(q[0].id)
+                elif op == "bump" and ids:
+                    store.bump(ids[n % len(ids)], by=1.5)
+                elif op == "cancel" and ids:
+                    store.cancel(ids[n % len(ids)])
+                elif held:
+                    tid, who = held.pop(n % len(held))
+                    if op == "ack":
+                        store.ack(tid, who)
+                    elif op == "fail":
+                        store.fail(tid, who, error_class="site_failed", message="boom",
+                                   retry=n % 2 == 0)
+                    elif op == "suspend":
+                        store.release(tid, who, suspend=True, checkpoint={"next_step": 1})
+                    elif op == "release":
+                        store.release(tid, who)
+                    elif op == "crash":
+                        store.record_crash(tid, who, error_class="browser_crashed",
+                                           message="gone", quarantine=n % 2 == 0,
+                                           evidence=None)
+                    elif op == "ticket":
+                        store.open_ticket(tid, who, signature=Signature(
+                            "pdd", "collect_data", "s", "page_changed", "x"), step=0,
+                            error="x", evidence={"screenshot": "/shared/e/1.png"})
+            except (LeaseLost, Refused) as exc:
+                assert isinstance(exc, LeaseLost | Refused)
+            except Exception as exc:  # the only other expected refusals
+                if type(exc).__name__ not in ("BacklogFull", "UnknownTask", "SpecError"):
+                    raise
+            check_indexes(store)
+        assert store.status().queued == store.counts()["queued"]
+    finally:
+        store.close()
+
+
+# -- small things --------------------------------------------------------------------------------
+
+
+def test_url_hides_the_password_and_passwords_round_trip(open_store: Factory,
+                                                         redis_url: str) -> None:
+    assert public_url("redis://:s3cret@10.0.0.5:6379/2") == "redis://10.0.0.5:6379/2"
+    assert public_url("redis://fleet:s3cret@host/0") == "redis://fleet@host/0"
+    store = open_store()
+    assert store.url == redis_url
+    store.update_shop("pdd-1", password_enc=b"\x00\xffcipher")
+    assert store.shop_password_enc("pdd-1") == b"\x00\xffcipher"
+    assert store.shop("pdd-1").has_password
+    assert store.shop_password_enc("pdd-2") is None
+
+
+def test_prefixes_keep_fleets_apart(open_store: Factory) -> None:
+    a = open_store(prefix="fleet-a")
+    b = open_store(prefix="fleet-b")
+    a.submit(spec("collect_data", "pdd-1"))
+    assert a.counts()["queued"] == 1
+    assert b.counts()["queued"] == 0
+    assert b.claim("w") is None
+    assert all(key.startswith(("fleet-a:", "fleet-b:"))
+               for key in a.client.scan_iter("*"))
+    assert Keys("fleet-a").task(1) == "fleet-a:task:1"
+
+
+def test_a_changed_aging_rate_rekeys_the_queue(open_store: Factory, redis_url: str,
+                                               clock: FakeClock) -> None:
+    store = open_store(prefix="ag", priority={"aging_per_min": 0.2})
+    old = store.submit(spec("collect_data", "pdd-1", priority=5))
+    clock.advance(600)
+    new = store.submit(spec("collect_data", "pdd-2", priority=6))
+    # at 0.2/min the old task has aged 2 points: 7 > 6
+    assert [t.id for t in store.tasks(state="queued")] == [old, new]
+    again = open_store(prefix="ag", shops=False, priority={"aging_per_min": 0.0})
+    assert [t.id for t in again.tasks(state="queued")] == [new, old]
