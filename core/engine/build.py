@@ -3,8 +3,10 @@ engine. Used by the worker, the demo, the desktop and the benchmarks alike."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import Settings
@@ -39,6 +41,12 @@ def store_from_url(url: str, settings: Settings, *, clock: Clock = SYSTEM_CLOCK,
         return SqliteStore(Path(url.removeprefix("sqlite:")).expanduser(), settings=settings,
                            clock=clock, validator=validator)
     if url.startswith(("redis://", "rediss://", "unix://")):
+        password = os.environ.get("SHOPFLEET_REDIS_PASSWORD")
+        parts = urlsplit(url)
+        if password and parts.password is None and parts.hostname:
+            user = f"{quote(parts.username, safe='')}" if parts.username else ""
+            netloc = f"{user}:{quote(password, safe='')}@{parts.netloc}"
+            url = urlunsplit(parts._replace(netloc=netloc))
         try:
             from ..store.redis_store import RedisStore
         except ImportError as exc:  # the optional extra is not installed
@@ -56,7 +64,7 @@ def store_from_url(url: str, settings: Settings, *, clock: Clock = SYSTEM_CLOCK,
 def build_engine(settings: Settings, store: Store, *,
                  executor: Executor | str = "browser", clock: Clock = SYSTEM_CLOCK,
                  bus: EventBus | None = None, slots: int | None = None,
-                 home: Path | None = None) -> Engine:
+                 home: Path | None = None, owner: str | None = None) -> Engine:
     """An engine over ``store``; ``executor`` is an executor or ``"browser"`` / ``"noop"``."""
     if executor == "browser":
         from .browser_executor import BrowserExecutor
@@ -68,4 +76,8 @@ def build_engine(settings: Settings, store: Store, *,
         raise ValueError(f"unknown executor {executor!r}")
     else:
         ex = executor
-    return Engine(store, settings, executor=ex, clock=clock, bus=bus, slots=slots)
+    # A store shared through Redis shares the gates and breakers there too.
+    shared = store.url if store.url.startswith(("redis://", "rediss://", "unix://")) else None
+    return Engine(store, settings, executor=ex, clock=clock, bus=bus, slots=slots, owner=owner,
+                  shared_url=getattr(store, "connect_url", shared),
+                  shared_prefix=settings.store.redis_prefix)

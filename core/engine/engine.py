@@ -21,7 +21,7 @@ import socket
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import Settings
@@ -61,6 +61,9 @@ from .breakers import Breakers, BreakerState, BreakerView
 from .gates import GateLevel, RateGates
 from .preemption import Candidate, Holder, StormLimiter, choose_victim
 from .rescue import RescueBudget, Verdict, decide, signature_of
+
+if TYPE_CHECKING:
+    from .shared import RedisBreakers, RedisRateGates
 
 log = logging.getLogger(__name__)
 _HOST = socket.gethostname()
@@ -144,9 +147,12 @@ class Executor(Protocol):
 class NoopExecutor:
     """Finishes every task at once after one gate token: measures the engine itself."""
 
-    def __init__(self, *, hold_s: float = 0.0, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(self, *, hold_s: float = 0.0, clock: Clock = SYSTEM_CLOCK,
+                 record: Callable[[ClaimedTask, float], None] | None = None) -> None:
         self.hold_s = hold_s
         self.clock = clock
+        self.record = record
+        """Told (task, time its gate tokens were granted) for each execution (fleet tests)."""
 
     async def start(self) -> None:
         return None
@@ -156,6 +162,8 @@ class NoopExecutor:
 
     async def execute(self, task: ClaimedTask, ctl: TaskControl) -> Outcome:
         await ctl.gate()
+        if self.record is not None:
+            self.record(task, self.clock.now())
         if self.hold_s:
             await self.clock.sleep(self.hold_s)
         return Outcome("done", {})
@@ -230,7 +238,7 @@ class Engine:
                  executor: Executor, slots: int | None = None, clock: Clock = SYSTEM_CLOCK,
                  bus: EventBus | None = None, poll_s: float = 0.25,
                  grace_s: float = 15.0, owner: str | None = None,
-                 gates: RateGates | None = None, breakers: Breakers | None = None) -> None:
+                 shared_url: str | None = None, shared_prefix: str = "shopfleet") -> None:
         self.store = store
         self.astore = AsyncStore(store)
         self.settings = settings or store.settings
@@ -243,11 +251,23 @@ class Engine:
         self.poll_s = poll_s
         self.grace_s = grace_s
         self._changed_gates: set[str] = set()
-        # Shared (Redis) gates and breakers hold their numbers across a fleet of workers;
-        # the default ones hold them in this process.
-        self.gates = gates or RateGates(self.settings.gates, clock=clock,
+        # With ``shared_url`` (a fleet on Redis) the gates and breakers live in Redis, so the
+        # rates and the breakers' states hold across all workers; otherwise in this process.
+        self.gates: RateGates | RedisRateGates
+        self.breakers: Breakers | RedisBreakers
+        if shared_url:
+            from .shared import RedisBreakers, RedisRateGates
+
+            self.gates = RedisRateGates(self.settings.gates, url=shared_url,
+                                        prefix=shared_prefix, clock=clock,
                                         on_change=self._gate_changed)
-        self.breakers = breakers or Breakers(self.settings.breakers, clock=clock)
+            self.breakers = RedisBreakers(self.settings.breakers, url=shared_url,
+                                          prefix=shared_prefix, clock=clock,
+                                          worker_id=self.owner, on_change=self._poke)
+        else:
+            self.gates = RateGates(self.settings.gates, clock=clock,
+                                   on_change=self._gate_changed)
+            self.breakers = Breakers(self.settings.breakers, clock=clock)
         self.tickets = store.ticket_book()
         self.rescue_budget = RescueBudget(self.settings.rescue, clock)
         self.storm = StormLimiter(self.settings.preemption, clock)
@@ -297,6 +317,9 @@ class Engine:
         recovered = await self.astore.recover_expired()
         if recovered:
             log.info("recovered %d tasks whose worker died", len(recovered))
+        sync = getattr(self.breakers, "sync", None)
+        if sync is not None:  # shared breakers: know the fleet's open ones before claiming
+            await sync()
         for part in (self.gates, self.breakers):
             start = getattr(part, "start", None)
             if start is not None:

@@ -1,0 +1,382 @@
+"""Rate gates and breakers shared through a real redis-server, as several workers see them.
+
+The gate tests count what the workers took together and check the token bucket's bound on
+*every* window between two acquisitions: ``n ≤ rate·(t_last − t_first) + burst``, with the
+server times at which the tokens were issued. Per-worker buckets would issue about once per
+worker and fail it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from core.config import BreakerSettings, GateSettings
+from core.engine.breakers import BreakerState
+from core.engine.shared import RedisBreakers, RedisRateGates
+from core.testing import FakeClock
+
+GLOBAL_RATE, GLOBAL_BURST = 20.0, 5.0
+
+
+def gate_settings(*, global_: tuple[float, float] = (GLOBAL_RATE, GLOBAL_BURST),
+                  domains: dict[str, tuple[float, float]] | None = None,
+                  default: tuple[float, float] = (1000.0, 1000.0)) -> GateSettings:
+    return GateSettings.model_validate({
+        "global": {"rate_per_s": global_[0], "burst": global_[1]},
+        "default_domain": {"rate_per_s": default[0], "burst": default[1]},
+        "domains": {d: {"rate_per_s": r, "burst": b} for d, (r, b) in (domains or {}).items()},
+    })
+
+
+def assert_within_bound(stamps: list[float], rate: float, burst: float) -> None:
+    """No window [t_i, t_j] holds more than rate·(t_j − t_i) + burst acquisitions."""
+    t = sorted(stamps)
+    for i in range(len(t)):
+        for j in range(i, len(t)):
+            n = j - i + 1
+            allowed = rate * (t[j] - t[i]) + burst
+            assert n <= allowed + 1e-6, (f"{n} tokens in {t[j] - t[i]:.3f}s, bound "
+                                         f"{allowed:.2f} (rate {rate}, burst {burst})")
+
+
+async def hammer(gates: RedisRateGates, domain: str, seconds: float) -> list[float]:
+    """Acquire as fast as the gate allows for ``seconds``; the server time of each token."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + seconds
+    stamps: list[float] = []
+    while loop.time() < end:
+        await gates.acquire(domain)
+        assert gates.last_issue_at is not None
+        stamps.append(gates.last_issue_at)
+    return stamps
+
+
+# -- gates ---------------------------------------------------------------------------------------
+
+def test_three_workers_share_one_global_bucket(redis_url: str) -> None:
+    async def go() -> list[float]:
+        workers = [RedisRateGates(gate_settings(), url=redis_url) for _ in range(3)]
+        try:
+            # two concurrent requesters per worker, different domains: only the global gate binds
+            runs = await asyncio.gather(*(hammer(g, f"shop{i % 2}.test", 2.5)
+                                          for g in workers for i in range(2)))
+        finally:
+            for g in workers:
+                await g.close()
+        return [t for r in runs for t in r]
+
+    stamps = asyncio.run(go())
+    assert_within_bound(stamps, GLOBAL_RATE, GLOBAL_BURST)
+    assert len(stamps) > 2 * GLOBAL_BURST      # it kept issuing after the burst: refills flow
+
+
+def test_global_and_domain_are_both_enforced_across_workers(redis_url: str) -> None:
+    settings = gate_settings(global_=(10.0, 3.0), domains={"slow.test": (3.0, 2.0)})
+
+    async def go() -> tuple[list[float], list[float]]:
+        a = RedisRateGates(settings, url=redis_url)
+        b = RedisRateGates(settings, url=redis_url)
+        try:
+            slow_a, slow_b, fast_b = await asyncio.gather(
+                hammer(a, "slow.test", 2.5), hammer(b, "slow.test", 2.5),
+                hammer(b, "fast.test", 2.5))
+        finally:
+            await a.close()
+            await b.close()
+        return slow_a + slow_b, fast_b
+
+    slow, fast = asyncio.run(go())
+    assert_within_bound(slow, 3.0, 2.0)            # the domain's own gate, both workers together
+    assert_within_bound(slow + fast, 10.0, 3.0)    # and the global gate over every domain
+    assert slow and fast
+    # slow.test waiting for its own tokens does not take global ones meanwhile
+    assert len(fast) > len(slow)
+
+
+def test_a_hold_on_one_worker_holds_every_worker(redis_url: str) -> None:
+    clock = FakeClock()
+    settings = gate_settings(domains={"x.test": (2.0, 1.0)})
+
+    async def go() -> None:
+        a = RedisRateGates(settings, url=redis_url, time_fn=clock.now, clock=clock)
+        b = RedisRateGates(settings, url=redis_url, time_fn=clock.now, clock=clock)
+        try:
+            a.hold("x.test", 5.0)         # synchronous, as the engine calls it: pushed behind
+            await a.flush()
+            assert await b.try_acquire("x.test") == pytest.approx(5.0)
+            clock.advance(4.0)
+            assert await b.try_acquire("x.test") == pytest.approx(1.0)
+            assert await b.try_acquire("other.test") == 0.0       # other domains are not held
+            clock.advance(1.0)                 # hold over: the bucket restarts empty
+            assert await b.try_acquire("x.test") == pytest.approx(0.5)
+            clock.advance(0.5)
+            assert await b.try_acquire("x.test") == 0.0
+            await a.refresh()
+            level = {lv.name: lv for lv in a.levels()}["x.test"]
+            assert level.held_until is None and level.tokens == pytest.approx(0.0)
+            a.hold("x.test", 3.0)
+            await b.refresh()                  # b never held it, but sees the fleet's hold
+            level = {lv.name: lv for lv in b.levels()}["x.test"]
+            assert level.held_until == pytest.approx(clock.now() + 3.0)
+        finally:
+            await a.close()
+            await b.close()
+
+    asyncio.run(go())
+
+
+def test_a_rate_change_on_one_worker_applies_to_every_worker(redis_url: str) -> None:
+    clock = FakeClock()
+    settings = gate_settings(domains={"y.test": (2.0, 1.0)})
+    changes: list[tuple[str, float, float]] = []
+
+    async def go() -> None:
+        a = RedisRateGates(settings, url=redis_url, time_fn=clock.now, clock=clock,
+                           on_change=lambda *c: changes.append(c))
+        b = RedisRateGates(settings, url=redis_url, time_fn=clock.now, clock=clock)
+        try:
+            assert await b.try_acquire("y.test") == 0.0
+            assert await b.try_acquire("y.test") == pytest.approx(0.5)     # 2/s
+            a.set_rate("y.test", 10.0, 3.0)
+            await a.flush()
+            assert await b.try_acquire("y.test") == pytest.approx(0.1)     # 10/s on b too
+            clock.advance(1.0)
+            for _ in range(3):                                              # new burst: 3
+                assert await b.try_acquire("y.test") == 0.0
+            assert await b.try_acquire("y.test") > 0
+            a.set_rate("*", 1.0, 1.0)                                       # the global gate
+            await a.flush()
+            clock.advance(10.0)
+            assert await b.try_acquire("z.test") == 0.0
+            assert await b.try_acquire("z.test") == pytest.approx(1.0)
+            await b.refresh()
+            levels = {lv.name: (lv.rate_per_s, lv.burst) for lv in b.levels()}
+            assert levels["y.test"] == (10.0, 3.0) and levels["*"] == (1.0, 1.0)
+            # a new worker started with the old configuration still follows the change
+            c = RedisRateGates(settings, url=redis_url, time_fn=clock.now, clock=clock)
+            clock.advance(10.0)
+            assert await c.try_acquire("y.test") == 0.0
+            assert await c.try_acquire("q.test") == pytest.approx(1.0)      # global 1/s
+            await c.close()
+        finally:
+            await a.close()
+            await b.close()
+
+    asyncio.run(go())
+    assert changes == [("y.test", 10.0, 3.0), ("*", 1.0, 1.0)]
+
+
+def _hammer_in_process(url: str, start_at: float, seconds: float, out: Any) -> None:
+    async def main() -> list[float]:
+        gates = RedisRateGates(gate_settings(), url=url)
+        try:
+            while time.time() < start_at:
+                await asyncio.sleep(0.005)
+            return await hammer(gates, "shop.test", seconds)
+        finally:
+            await gates.close()
+
+    out.put(asyncio.run(main()))
+
+
+@pytest.mark.slow
+def test_three_processes_share_one_bound(redis_url: str) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    start_at = time.time() + 2.0      # spawning a Python takes a while; all begin together
+    procs = [ctx.Process(target=_hammer_in_process, args=(redis_url, start_at, 2.0, out))
+             for _ in range(3)]
+    for p in procs:
+        p.start()
+    try:
+        runs = [out.get(timeout=60) for _ in procs]
+    finally:
+        for p in procs:
+            p.join(10)
+            if p.is_alive():
+                p.kill()
+    stamps = [t for r in runs for t in r]
+    assert all(runs), "every process got tokens"
+    assert_within_bound(stamps, GLOBAL_RATE, GLOBAL_BURST)
+    assert len(stamps) > 2 * GLOBAL_BURST
+
+
+# -- breakers ------------------------------------------------------------------------------------
+
+BREAKERS = BreakerSettings(failures=3, window_s=60, backoff_s=0.3, backoff_max_s=5)
+
+
+async def sync_until(workers: list[RedisBreakers], cond: Callable[[], bool],
+                     timeout_s: float = 10.0) -> None:
+    end = time.monotonic() + timeout_s
+    while True:
+        for w in workers:
+            await w.sync()
+        if cond():
+            return
+        if time.monotonic() > end:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.02)
+
+
+def breakers_test(body: Callable[..., Awaitable[None]], url: str, n: int = 2,
+                  **kw: Any) -> None:
+    async def go() -> None:
+        ws = [RedisBreakers(BREAKERS, url=url, worker_id=f"w{i}", **kw) for i in range(n)]
+        try:
+            await body(*ws)
+        finally:
+            for w in ws:
+                await w.close()
+
+    asyncio.run(go())
+
+
+def test_failures_on_one_worker_open_the_breaker_for_all(redis_url: str) -> None:
+    async def body(a: RedisBreakers, b: RedisBreakers, c: RedisBreakers) -> None:
+        assert a.get("d.test").record_failure() is False
+        assert b.get("d.test").record_failure() is False
+        await a.sync()
+        await b.sync()
+        await a.sync()
+        await c.sync()
+        assert [v.recent_failures for v in c.views() if v.name == "d.test"] == [2]
+        assert c.blocked_domains() == set()
+        # the third failure, on a: a's mirror already counts b's, so a knows it opened it
+        assert a.get("d.test").record_failure() is True
+        assert a.blocked_domains() == {"d.test"}          # at once, before any round trip
+        await a.sync()
+        await b.sync()
+        await c.sync()                                      # c never saw a task of d.test
+        for w in (a, b, c):
+            v = w.get("d.test").view()
+            assert (v.state, v.trips) == (BreakerState.OPEN, 1)
+            assert w.blocked_domains() == {"d.test"}
+        # the pool breaker is this machine's own
+        for _ in range(BREAKERS.failures * 4):
+            a.pool.record_failure()
+        await a.sync()
+        await b.sync()
+        assert not a.pool.allows() and b.pool.allows()
+
+    breakers_test(body, redis_url, n=3)
+
+
+def test_half_open_lets_exactly_one_probe_across_the_fleet(redis_url: str) -> None:
+    async def body(a: RedisBreakers, b: RedisBreakers) -> None:
+        for _ in range(3):
+            a.get("d.test").record_failure()
+        await sync_until([a, b], lambda: b.blocked_domains() == {"d.test"})
+        # back-off over: both race for the probe; exactly one gets it
+        await sync_until([b, a], lambda: bool(a.probing_domains() | b.probing_domains()))
+        for _ in range(3):                          # and the other never does while it runs
+            await asyncio.gather(a.sync(), b.sync())
+        probing = [w for w in (a, b) if w.probing_domains() == {"d.test"}]
+        assert len(probing) == 1
+        prober = probing[0]
+        other = b if prober is a else a
+        assert other.blocked_domains() == {"d.test"}
+        started = [w.get("d.test").started() for w in (a, b)]
+        assert started.count(True) == 1 and prober.get("d.test").started() is False
+        assert prober.blocked_domains() == {"d.test"}       # no second probe here either
+        for _ in range(3):
+            await asyncio.gather(a.sync(), b.sync())
+        assert other.get("d.test").started() is False
+        assert other.get("d.test").view().probe_in_flight
+        # the probe succeeds: closed for both
+        assert prober.get("d.test").record_success(probe=True) is True
+        await prober.sync()
+        await other.sync()
+        for w in (a, b):
+            v = w.get("d.test").view()
+            assert (v.state, v.trips, v.probe_in_flight) == (BreakerState.CLOSED, 0, False)
+            assert w.blocked_domains() == set()
+
+    breakers_test(body, redis_url)
+
+
+def test_a_failed_probe_reopens_with_a_longer_back_off(redis_url: str) -> None:
+    async def body(a: RedisBreakers, b: RedisBreakers) -> None:
+        for _ in range(3):
+            b.get("d.test").record_failure()
+        await sync_until([a, b], lambda: bool(a.probing_domains() | b.probing_domains()))
+        prober = a if a.probing_domains() else b
+        assert prober.get("d.test").started()
+        assert prober.get("d.test").record_failure(probe=True) is True
+        await prober.sync()
+        await a.sync()
+        await b.sync()
+        for w in (a, b):
+            v = w.get("d.test").view()
+            assert (v.state, v.trips) == (BreakerState.OPEN, 2)
+            assert v.next_probe_at is not None
+
+    breakers_test(body, redis_url)
+
+
+def test_a_dead_probe_holder_loses_its_claim(redis_url: str) -> None:
+    async def body(a: RedisBreakers, b: RedisBreakers) -> None:
+        for _ in range(3):
+            a.get("d.test").record_failure()
+        await sync_until([a], lambda: a.probing_domains() == {"d.test"})
+        assert a.get("d.test").started()
+        # a "dies" (syncs no more, never renews); after the claim's TTL b may probe
+        await sync_until([b], lambda: b.probing_domains() == {"d.test"})
+        assert b.get("d.test").started()
+
+    breakers_test(body, redis_url, probe_ttl_s=0.3)
+
+
+def test_an_unused_probe_claim_is_given_back(redis_url: str) -> None:
+    async def body(a: RedisBreakers, b: RedisBreakers) -> None:
+        for _ in range(3):
+            a.get("d.test").record_failure()
+        await sync_until([a], lambda: a.probing_domains() == {"d.test"})
+        # a holds the claim but has no task of d.test to run: b gets its turn
+        await sync_until([a, b], lambda: b.probing_domains() == {"d.test"})
+        assert a.blocked_domains() == {"d.test"}
+
+    breakers_test(body, redis_url, probe_idle_s=0.2)
+
+
+def test_an_operator_forces_a_breaker_for_the_fleet(redis_url: str) -> None:
+    async def body(a: RedisBreakers, b: RedisBreakers) -> None:
+        a.get("d.test").force(BreakerState.OPEN)
+        await a.sync()
+        await asyncio.sleep(BREAKERS.backoff_s * 2)   # no back-off ends a manual opening
+        await b.sync()
+        v = b.get("d.test").view()
+        assert (v.state, v.manual) == (BreakerState.OPEN, True)
+        assert b.probing_domains() == set() and b.blocked_domains() == {"d.test"}
+        b.get("d.test").force(BreakerState.CLOSED)
+        await b.sync()
+        await a.sync()
+        assert a.get("d.test").view().state is BreakerState.CLOSED
+        assert a.blocked_domains() == set()
+
+    breakers_test(body, redis_url)
+
+
+def test_the_background_task_pushes_and_refreshes(redis_url: str) -> None:
+    async def go() -> None:
+        changed = asyncio.Event()
+        a = RedisBreakers(BREAKERS, url=redis_url, refresh_s=0.05)
+        b = RedisBreakers(BREAKERS, url=redis_url, refresh_s=0.05, on_change=changed.set)
+        await a.start()
+        await b.start()
+        try:
+            for _ in range(3):
+                a.get("d.test").record_failure()     # pushed by a's task, seen by b's
+            await asyncio.wait_for(changed.wait(), 10)
+            assert b.blocked_domains() == {"d.test"}
+        finally:
+            await a.close()
+            await b.close()
+
+    asyncio.run(go())
