@@ -12,7 +12,11 @@ serves (``tasks_ready`` for score, ``tasks_state`` for id); other orders would s
 table and are not offered. A multi-state view (history) reads each state through its index and
 merges the pages.
 
-All functions block (they read SQLite): call them off any event loop.
+The same functions serve a :class:`RedisStore` (several machines on one Redis): each public
+function reads SQL on a :class:`SqliteStore` and otherwise the Redis key layout through
+:mod:`core.store.redis_queries`, with the same rows, order and cursors.
+
+All functions block (they read the database): call them off any event loop.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from .errors import InvalidInput, SpecError
 from .flows import FlowRegistry
 from .priority import score_from_key
 from .store import SqliteStore, TaskEvent, TaskRecord
+from .store.base import Store
 
 VIEWS: dict[str, tuple[str, ...]] = {
     "pending": ("queued",),
@@ -243,6 +248,17 @@ def _sort_values(row: TaskRow, order: tuple[tuple[str, bool], ...]) -> Cursor:
     return tuple(int(getattr(row, c)) for c, _ in order)
 
 
+def _after_cursor_key(values: Cursor, order: tuple[tuple[str, bool], ...]) -> tuple[int, ...]:
+    """Sort values as a key that ascends in the order (descending columns negated)."""
+    return tuple(-v if d else v for v, (_, d) in zip(values, order, strict=True))
+
+
+def _redis_queries() -> Any:
+    from .store import redis_queries
+
+    return redis_queries
+
+
 def _aging_per_s(store: SqliteStore) -> float:
     return store.settings.priority.aging_per_min / 60.0
 
@@ -257,7 +273,7 @@ def _index_hint(state: str, sort: str, flt: TaskFilter) -> str:
     return ""
 
 
-def task_page(store: SqliteStore, view: str, *, flt: TaskFilter | None = None,
+def task_page(store: Store, view: str, *, flt: TaskFilter | None = None,
               sort: str | None = None, descending: bool | None = None,
               after: Cursor | None = None, limit: int = 200) -> TaskPage:
     """One page of a view's tasks, in the sort's order, after ``after`` (a cursor).
@@ -284,6 +300,10 @@ def task_page(store: SqliteStore, view: str, *, flt: TaskFilter | None = None,
     if limit < 1:
         raise InvalidInput("limit", "must be at least 1")
     order = _order(sort, descending)
+    if not isinstance(store, SqliteStore):
+        redis_page: TaskPage = _redis_queries().task_page(
+            store, view, states, sort, descending, order, flt or TaskFilter(), after, limit)
+        return redis_page
     order_sql = ", ".join(f"t.{c} {'DESC' if d else 'ASC'}" for c, d in order)
     fwhere, fparams = _filter_sql(flt or TaskFilter())
     now = store.clock.now()
@@ -317,7 +337,7 @@ def task_page(store: SqliteStore, view: str, *, flt: TaskFilter | None = None,
     return TaskPage(tuple(page), cursor)
 
 
-def count_tasks(store: SqliteStore, view: str, *, flt: TaskFilter | None = None,
+def count_tasks(store: Store, view: str, *, flt: TaskFilter | None = None,
                 cap: int = 10_000) -> tuple[int, bool]:
     """How many tasks a view shows: ``(n, exact)``.
 
@@ -330,6 +350,9 @@ def count_tasks(store: SqliteStore, view: str, *, flt: TaskFilter | None = None,
     if flt.empty:
         counts = store.counts()
         return sum(counts.get(s, 0) for s in states), True
+    if not isinstance(store, SqliteStore):
+        counted: tuple[int, bool] = _redis_queries().count_tasks(store, states, flt, cap)
+        return counted
     fwhere, fparams = _filter_sql(flt)
     marks = ",".join("?" * len(states))
     sql = (f"SELECT count(*) FROM (SELECT 1 FROM tasks t JOIN shops s ON s.id = t.shop_id "
@@ -338,8 +361,11 @@ def count_tasks(store: SqliteStore, view: str, *, flt: TaskFilter | None = None,
     return (cap, False) if n > cap else (n, True)
 
 
-def task_rows(store: SqliteStore, ids: Sequence[int]) -> dict[int, TaskRow]:
+def task_rows(store: Store, ids: Sequence[int]) -> dict[int, TaskRow]:
     """Fresh snapshots of these tasks (missing ids are left out)."""
+    if not isinstance(store, SqliteStore):
+        found: dict[int, TaskRow] = _redis_queries().task_rows(store, ids)
+        return found
     out: dict[int, TaskRow] = {}
     now = store.clock.now()
     aging = _aging_per_s(store)
@@ -354,11 +380,14 @@ def task_rows(store: SqliteStore, ids: Sequence[int]) -> dict[int, TaskRow]:
     return out
 
 
-def shop_rows(store: SqliteStore) -> list[ShopRow]:
+def shop_rows(store: Store) -> list[ShopRow]:
     """Every shop with its queued, running and waiting-for-a-person counts.
 
     Each count is a range of a per-shop index (no scan of other shops' work).
     """
+    if not isinstance(store, SqliteStore):
+        shops: list[ShopRow] = _redis_queries().shop_rows(store)
+        return shops
     rows = store.read(
         "SELECT s.name, s.platform, s.domain, s.base_url, s.paused, "
         "EXISTS (SELECT 1 FROM paused_domains d WHERE d.domain = s.domain) AS dpaused, "
@@ -375,7 +404,7 @@ def shop_rows(store: SqliteStore) -> list[ShopRow]:
                     waiting=waiting.get(r[0], 0)) for r in rows]
 
 
-def filter_choices(store: SqliteStore) -> FilterChoices:
+def filter_choices(store: Store) -> FilterChoices:
     """The values the console's filter boxes offer: shops, platforms, configured task types
     and types seen among queued work, domains."""
     shops = store.shops()
@@ -399,7 +428,7 @@ def _registry(settings: Settings) -> FlowRegistry:
     return reg
 
 
-def task_detail(store: SqliteStore, task_id: int, *, current_step: int | None = None
+def task_detail(store: Store, task_id: int, *, current_step: int | None = None
                 ) -> TaskDetail:
     """A task with its event history and its flow's steps marked done / current / to do.
 
@@ -441,7 +470,7 @@ def task_detail(store: SqliteStore, task_id: int, *, current_step: int | None = 
     return TaskDetail(record=rec, events=events, steps=steps, flow_error=flow_error)
 
 
-def metrics_series(store: SqliteStore, *, since_minute: int = 0, limit: int = 1440
+def metrics_series(store: Store, *, since_minute: int = 0, limit: int = 1440
                    ) -> list[tuple[int, dict[str, Any]]]:
     """The per-minute history for the dashboard, oldest first."""
     return store.metrics_history(since_minute=since_minute, limit=limit)

@@ -69,10 +69,14 @@ IN_FLIGHT = [
     Column("type", QT_TR_NOOP("Type"), lambda r: r.type),
     Column("shop", QT_TR_NOOP("Shop"), lambda r: r.shop),
     Column("platform", QT_TR_NOOP("Platform"), lambda r: r.platform),
+    Column("worker", QT_TR_NOOP("Worker"),
+           lambda r: tr("this console") if not r.remote else (r.worker or tr("elsewhere")),
+           tip=lambda r: r.owner),
     Column("step", QT_TR_NOOP("Step"),
            lambda r: (tr("%1 of %2", r.step + 1, r.steps) + (f" · {r.step_name}"
                                                              if r.step_name else ""))
-           if r.steps else tr("starting"), raw=lambda r: (r.step, r.steps)),
+           if r.steps else ("" if r.remote else tr("starting")),
+           raw=lambda r: (r.step, r.steps)),
     Column("elapsed", QT_TR_NOOP("Elapsed"), lambda r: fmt_duration(_now() - r.started_at),
            raw=lambda r: -r.started_at, live=True, right=True),
     Column("browser", QT_TR_NOOP("Browser"),
@@ -82,6 +86,39 @@ IN_FLIGHT = [
            right=True),
     Column("preemptible", QT_TR_NOOP("Preemptible"),
            lambda r: tr("yes") if r.preemptible else tr("no")),
+]
+
+
+def short_owner(w: Any) -> str:
+    """A worker's owner id without its host (shown in its own column): ``pid/nonce``."""
+    owner = str(w.owner)
+    return owner.removeprefix(f"{w.host}/") if w.host else owner
+
+
+def _heartbeat_age(w: Any) -> str:
+    return tr("%1 ago", fmt_duration(_now() - w.heartbeat_at)) if w.heartbeat_at else ""
+
+
+# Workers: rows are core WorkerInfo records (store.workers()), one per engine of the fleet.
+WORKERS = [
+    Column("host", QT_TR_NOOP("Host"), lambda r: r.host),
+    Column("owner", QT_TR_NOOP("Worker"), short_owner, tip=lambda r: r.owner),
+    Column("state", QT_TR_NOOP("State"), lambda r: tr(r.state),
+           raw=lambda r: {"lost": 0, "alive": 1, "stopped": 2}.get(r.state, 3)),
+    Column("slots", QT_TR_NOOP("Pool size"), lambda r: str(r.slots), raw=lambda r: r.slots,
+           right=True),
+    Column("running", QT_TR_NOOP("Running"), lambda r: str(r.running),
+           raw=lambda r: r.running, right=True),
+    Column("heartbeat", QT_TR_NOOP("Last heartbeat"), _heartbeat_age,
+           raw=lambda r: -r.heartbeat_at, live=True, right=True,
+           tip=lambda r: fmt_time(r.heartbeat_at)),
+    Column("started", QT_TR_NOOP("Started"), lambda r: fmt_time(r.started_at),
+           raw=lambda r: r.started_at, tip=lambda r: fmt_duration(_now() - r.started_at)),
+    Column("done", QT_TR_NOOP("Tasks done"), lambda r: f"{int(r.detail.get('done', 0) or 0):,}",
+           raw=lambda r: int(r.detail.get("done", 0) or 0), right=True),
+    Column("browsers", QT_TR_NOOP("Browsers"),
+           lambda r: str(r.detail.get("browsers", "")), raw=lambda r: r.detail.get(
+               "browsers", 0) or 0, right=True),
 ]
 
 SHOPS = [
@@ -172,4 +209,5 @@ _WORDS = [QT_TR_NOOP("queued"), QT_TR_NOOP("running"), QT_TR_NOOP("suspended"),
           QT_TR_NOOP("unknown"), QT_TR_NOOP("deadline"), QT_TR_NOOP("score"),
           QT_TR_NOOP("attempts"), QT_TR_NOOP("waited"), QT_TR_NOOP("step"),
           QT_TR_NOOP("open for"), QT_TR_NOOP("signature"), QT_TR_NOOP("System"),
-          QT_TR_NOOP("done"), QT_TR_NOOP("human"), QT_TR_NOOP("retry_later")]
+          QT_TR_NOOP("done"), QT_TR_NOOP("human"), QT_TR_NOOP("retry_later"),
+          QT_TR_NOOP("alive"), QT_TR_NOOP("stopped"), QT_TR_NOOP("lost")]

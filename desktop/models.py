@@ -465,6 +465,16 @@ class FilterProxy(QSortFilterProxyModel):
         return True
 
 
+def worker_state_color(row: Any) -> QColor | None:
+    """A lost worker (stopped heartbeating) in red, a stopped one greyed."""
+    state = getattr(row, "state", "")
+    if state == "lost":
+        return QColor("#b00020")
+    if state == "stopped":
+        return QColor("#808080")
+    return None
+
+
 def hard_aged_color(row: TaskRow) -> QColor | None:
     if getattr(row, "hard_aged", False):
         return QColor("#b35900")

@@ -51,6 +51,7 @@ from ._core import (
     metrics_series,
     shop_rows,
     task_detail,
+    task_page,
 )
 from .actions import ActionRunner, ErrorPresenter
 from .bridge import EngineBridge
@@ -64,6 +65,7 @@ from .models import (
     Reader,
     TaskTableModel,
     hard_aged_color,
+    worker_state_color,
 )
 from .panels import TablePanel
 from .ticket_dialog import TicketDialog, load_bundle
@@ -76,7 +78,8 @@ TASK_PANELS = ("pending", "in_flight", "suspended", "quarantine", "history")
 
 @dataclass(frozen=True)
 class InFlightRow:
-    """A running task as the engine sees it now (copied on the engine thread)."""
+    """A running task: as this console's engine sees it now (copied on the engine thread),
+    or, when another worker of the fleet runs it, as the store has it (``remote``)."""
 
     id: int
     type: str
@@ -90,6 +93,19 @@ class InFlightRow:
     started_at: float
     score: float
     preemptible: bool
+    worker: str = ""
+    """The host of the worker running it (a remote task)."""
+    owner: str = ""
+    remote: bool = False
+
+
+def _remote_row(r: Any, worker: Any) -> InFlightRow:
+    """A task another worker runs, from its store row (no step progress: that stays there)."""
+    return InFlightRow(id=r.id, type=r.type, shop=r.shop, platform=r.platform, domain=r.domain,
+                       step=0, steps=0, step_name="", browser_id=None,
+                       started_at=r.started_at or r.updated_at, score=r.score,
+                       preemptible=r.preemptible, worker=getattr(worker, "host", ""),
+                       owner=getattr(worker, "owner", ""), remote=True)
 
 
 def _snapshot(engine: Engine) -> tuple[EngineStatistics, list[InFlightRow]]:
@@ -147,6 +163,10 @@ class MainWindow(QMainWindow):
         self._current_steps: dict[int, int] = {}
         self._shops_next = 0.0
         self._history_next = 0.0
+        self._fleet_next = 0.0
+        self._fleet_busy = False
+        self._local_running: list[InFlightRow] = []
+        self._remote_running: list[InFlightRow] = []
         self._flows: list[str] = []
 
         # -- models
@@ -164,11 +184,13 @@ class MainWindow(QMainWindow):
             "kb": ListTableModel(C.KB, lambda r: (r.signature, r.answered_at), self._load_kb,
                                  self),
             "rules": ListTableModel(C.RULES, lambda r: r.id, self._load_rules, self),
+            "workers": ListTableModel(C.WORKERS, lambda r: r.owner, self._load_workers, self),
         }
         self.models["pending"].highlight = hard_aged_color
+        self.models["workers"].highlight = worker_state_color
         self.panels: dict[str, TablePanel] = {}
         for name, model in self.models.items():
-            filters = name not in ("gates", "breakers", "kb", "rules")
+            filters = name not in ("gates", "breakers", "kb", "rules", "workers")
             panel = TablePanel(name, model, filters=filters, parent=self)
             panel.selection_changed.connect(lambda ids, n=name: self._selected(n, ids))
             panel.context_requested.connect(lambda pos, n=name: self._context_menu(n, pos))
@@ -186,7 +208,7 @@ class MainWindow(QMainWindow):
             self._tab_keys.append(key)
 
         for name in ("pending", "in_flight", "suspended", "quarantine", "tickets", "history",
-                     "shops"):
+                     "shops", "workers"):
             add(name, self.panels[name])
         gb = QSplitter(Qt.Orientation.Vertical, self)
         gb.addWidget(self.panels["gates"])
@@ -227,6 +249,9 @@ class MainWindow(QMainWindow):
         self.status_alert.setObjectName("status-alert")
         self.status_alert.setStyleSheet("color: #b00020; font-weight: bold")
         self.status_engine = QLabel(self)
+        self.status_store = QLabel(self)
+        self.status_store.setObjectName("status-store")
+        self.statusBar().addPermanentWidget(self.status_store)
         self.statusBar().addPermanentWidget(self.status_alert)
         self.statusBar().addPermanentWidget(self.status_counts)
         self.statusBar().addPermanentWidget(self.status_engine)
@@ -285,6 +310,48 @@ class MainWindow(QMainWindow):
 
     async def _load_shops(self) -> list[Any]:
         return await self.reader(shop_rows, self.store)
+
+    async def _load_workers(self) -> list[Any]:
+        return await self.reader(self.store.workers)
+
+    async def _load_fleet(self) -> None:
+        """The fleet's workers and the tasks running anywhere (another machine's included,
+        so the operator can preempt or cancel them from here), read off the GUI thread."""
+        if self._fleet_busy or self.reader.closed:
+            return
+        self._fleet_busy = True
+        try:
+            workers = await self.reader(self.store.workers)
+            page = await self.reader(task_page, self.store, "in_flight", limit=500)
+        except Exception as exc:  # the store is closing, or Redis is away for a moment
+            log.debug("fleet read failed: %r", exc)
+            return
+        finally:
+            self._fleet_busy = False
+        self.models["workers"].set_rows(workers)
+        self._size_owner_column()
+        here = self.ctx.host.engine.owner if self.ctx.host is not None else None
+        by_task = {int(t): w for w in workers if w.state == "alive"
+                   for t in w.detail.get("running_ids", []) or []}
+        self._remote_running = [
+            _remote_row(r, by_task.get(r.id)) for r in page.rows
+            if here is None or getattr(by_task.get(r.id), "owner", None) != here]
+        self._show_in_flight()
+
+    def _size_owner_column(self) -> None:
+        """Fit the worker ids once, unless the operator has sized the column already."""
+        view = self.panels["workers"].view
+        header = view.horizontalHeader()
+        if self.models["workers"].rowCount() and header.sectionSize(1) == \
+                header.defaultSectionSize():
+            view.resizeColumnToContents(1)
+
+    def _show_in_flight(self) -> None:
+        """This engine's tasks as it sees them, then the ones other workers run."""
+        local = {r.id for r in self._local_running}
+        self.models["in_flight"].set_rows(
+            self._local_running + [r for r in self._remote_running if r.id not in local])
+        self._update_titles()
 
     async def _load_kb(self) -> list[Any]:
         return await self.reader(self.tickets.kb_entries)
@@ -366,7 +433,15 @@ class MainWindow(QMainWindow):
             self._spawn(self._load_detail(self.detail.task_id))
 
     def _poll(self) -> None:
-        if self._closing or self.ctx.host is None:
+        if self._closing:
+            return
+        now = time.monotonic()
+        if now >= self._fleet_next:  # each second on screen, else every 5 s (tab counts)
+            on_screen = self.current_key() in ("in_flight", "workers")
+            self._fleet_next = now + (1.0 if on_screen else 5.0)
+            self._spawn(self._load_fleet())
+        if self.ctx.host is None:
+            self.models["workers"].tick()
             return
         try:
             fut = self.ctx.host.call_soon(_snapshot)
@@ -386,7 +461,8 @@ class MainWindow(QMainWindow):
         except Exception:
             return  # the engine is stopping
         self.stats = stats
-        self.models["in_flight"].set_rows(rows)
+        self._local_running = rows
+        self._show_in_flight()
         self.models["gates"].set_rows(stats.gates)
         self.models["breakers"].set_rows(stats.breakers)
         self.dashboard.add_live(stats)
@@ -414,6 +490,12 @@ class MainWindow(QMainWindow):
             alerts.append(tr("engine problem: %1", "; ".join(s.problems)))
         self.status_alert.setText(" · ".join(alerts))
         self.status_engine.setText(tr("browsers %1", s.browsers_alive))
+        self._show_store()
+
+    def _show_store(self) -> None:
+        self.status_store.setText(tr("store: %1", self.store.url))
+        self.status_store.setToolTip(tr("Every console and worker on this store shares its "
+                                        "queue"))
 
     def _breaker_tripped(self, event: Any) -> None:
         self.notify(tr("Breaker open"), tr("%1: %2", event.name, event.reason))
@@ -442,13 +524,19 @@ class MainWindow(QMainWindow):
                  "suspended": tr("Suspended"), "quarantine": tr("Quarantine"),
                  "tickets": tr("Tickets"), "history": tr("History"), "shops": tr("Shops"),
                  "gates": tr("Gates & breakers"), "kb": tr("Knowledge base & rules"),
-                 "dashboard": tr("Dashboard")}
+                 "dashboard": tr("Dashboard"), "workers": tr("Workers")}
         title = names[key]
         m = self.models.get(key)
         if isinstance(m, TaskTableModel) and key != "history":
             title += f" ({m.total:,})"
         elif key in ("in_flight", "tickets"):
             title += f" ({self.models[key].rowCount()})"
+        elif key == "workers":
+            w = self.models["workers"]
+            states = [getattr(w.snapshot(k), "state", "") for k in w.ids]
+            lost = states.count("lost")
+            title += f" ({states.count('alive')}" + (
+                " · " + tr("%1 lost", lost) if lost else "") + ")"
         return title
 
     def _update_titles(self) -> None:
@@ -457,6 +545,7 @@ class MainWindow(QMainWindow):
 
     def retranslate(self) -> None:
         self.setWindowTitle(tr("ShopFleet console") + self.ctx.title_suffix)
+        self._show_store()
         self._update_titles()
         texts = self._action_texts()
         for key, act in self.acts.items():

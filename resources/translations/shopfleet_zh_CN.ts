@@ -143,6 +143,46 @@
         <translation>运行中</translation>
     </message>
     <message>
+        <source>Worker</source>
+        <translation>工作节点</translation>
+    </message>
+    <message>
+        <source>this console</source>
+        <translation>本控制台</translation>
+    </message>
+    <message>
+        <source>elsewhere</source>
+        <translation>其他节点</translation>
+    </message>
+    <message>
+        <source>%1 ago</source>
+        <translation>%1 前</translation>
+    </message>
+    <message>
+        <source>Host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>Pool size</source>
+        <translation>浏览器池大小</translation>
+    </message>
+    <message>
+        <source>Last heartbeat</source>
+        <translation>最近心跳</translation>
+    </message>
+    <message>
+        <source>Started</source>
+        <translation>启动时间</translation>
+    </message>
+    <message>
+        <source>Tasks done</source>
+        <translation>已完成任务</translation>
+    </message>
+    <message>
+        <source>Browsers</source>
+        <translation>浏览器</translation>
+    </message>
+    <message>
         <source>Waiting for a person</source>
         <translation>等待人工</translation>
     </message>
@@ -357,6 +397,18 @@
     <message>
         <source>retry_later</source>
         <translation>稍后重试</translation>
+    </message>
+    <message>
+        <source>alive</source>
+        <translation>在线</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>lost</source>
+        <translation>失联</translation>
     </message>
     <message>
         <source>Queue depth</source>
@@ -731,6 +783,14 @@
         <translation>浏览器 %1</translation>
     </message>
     <message>
+        <source>store: %1</source>
+        <translation>存储：%1</translation>
+    </message>
+    <message>
+        <source>Every console and worker on this store shares its queue</source>
+        <translation>连接此存储的所有控制台和工作节点共享同一队列</translation>
+    </message>
+    <message>
         <source>Breaker open</source>
         <translation>熔断器已断开</translation>
     </message>
@@ -777,6 +837,14 @@
     <message>
         <source>Dashboard</source>
         <translation>仪表盘</translation>
+    </message>
+    <message>
+        <source>Workers</source>
+        <translation>工作节点</translation>
+    </message>
+    <message>
+        <source>%1 lost</source>
+        <translation>%1 个失联</translation>
     </message>
     <message>
         <source>ShopFleet console</source>

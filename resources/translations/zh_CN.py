@@ -285,4 +285,23 @@ ZH_CN = {
     'Flows to import into %1: %2.': '要导入到 %1 的流程：%2。',
     'No browser yet: tasks wait until one is installed.': '尚无浏览器：任务会等待，直到安装好浏览器。',
     'Could not finish: %1': '无法完成：%1',
+    # Workers of the fleet (issue 9)
+    "Worker": "工作节点",
+    "Workers": "工作节点",
+    "this console": "本控制台",
+    "elsewhere": "其他节点",
+    "%1 ago": "%1 前",
+    "Host": "主机",
+    "Pool size": "浏览器池大小",
+    "Last heartbeat": "最近心跳",
+    "Started": "启动时间",
+    "Tasks done": "已完成任务",
+    "Browsers": "浏览器",
+    "alive": "在线",
+    "stopped": "已停止",
+    "lost": "失联",
+    "%1 lost": "%1 个失联",
+    "store: %1": "存储：%1",
+    "Every console and worker on this store shares its queue":
+        "连接此存储的所有控制台和工作节点共享同一队列",
 }

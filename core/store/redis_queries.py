@@ -1,0 +1,417 @@
+"""The console's page queries (:mod:`core.queries`) on a :class:`RedisStore`.
+
+Same functions, same results and the same keyset cursors as the SQL versions, read from the
+documented key layout (:mod:`core.store.redis_keys`) with pipelines; no call loads a whole
+table. Where each page comes from:
+
+================================ =========================================================
+view, sort (filter)              read
+================================ =========================================================
+pending, score                   ``P:q:ready`` by rank (score = band and key, member = id)
+pending, score (shop)            ``P:q:shop:<id>`` by rank
+suspended, score                 ``P:q:suspended`` by rank
+any state, id                    ``P:state:<state>`` by score (= id) range
+any state, id (shop)             the smaller of ``P:state:<state>`` and ``P:shop_tasks:<id>``
+in flight / quarantine / waiting ``P:state:<state>`` read whole and sorted here: these states
+  for a person, score            are small (running ≤ the fleet's slots; the others wait for
+                                 a person). SQLite sorts them whole as well (no index).
+================================ =========================================================
+
+A cursor ``(band, prio_key, id)`` inside a queue set is found in O(log n): the cursor's own
+member when it is still there (``ZRANK``), otherwise a binary search over the members with the
+cursor's score (``ZCOUNT`` bounds it), so a page is O(log n + page) however deep it is.
+
+Filters other than the shop (platform, type, text) are checked here on the task hashes, read in
+batches of :data:`BATCH` ids per pipeline, until the page is full: a filter that matches little
+walks much of its state, ``rows / BATCH`` round trips (SQLite walks the same rows, in
+process). ``count_tasks`` with such a filter stops at ``cap + 1`` matches.
+
+Text matching is case-insensitive like SQL ``LIKE`` (which folds ASCII only; here every
+letter folds). All functions block: call them off any event loop.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..priority import score_from_key
+from .base import Store
+from .redis_keys import Keys, score
+
+if TYPE_CHECKING:
+    from ..queries import Cursor, ShopRow, TaskFilter, TaskPage, TaskRow
+
+BATCH = 500
+"""Task ids read per pipeline round trip when walking a set."""
+
+_FIELDS = ("key", "type", "shop_id", "state", "state_reason", "prio_key", "band",
+           "preemptible", "created_at", "updated_at", "not_before", "deadline", "attempts",
+           "max_attempts", "started_at", "finished_at", "error_class", "last_error")
+_QUEUE_SETS = {"queued": "ready", "suspended": "suspended"}
+"""States whose tasks also sit in a queue-ordered set (attribute of :class:`Keys`)."""
+
+
+# -- the store's connection ---------------------------------------------------------------
+
+
+def _redis(store: Store) -> Any:
+    for name in ("_r", "redis", "client"):
+        conn = getattr(store, name, None)
+        if conn is not None and hasattr(conn, "pipeline"):
+            return conn
+    raise TypeError(f"{type(store).__name__} has no Redis connection")
+
+
+def _keys(store: Store) -> Keys:
+    for name in ("keys", "k", "_keys", "_k"):
+        k = getattr(store, name, None)
+        if isinstance(k, Keys):
+            return k
+    prefix = getattr(store, "prefix", None) or store.settings.store.redis_prefix
+    return Keys(str(prefix))
+
+
+def _text(v: Any) -> str | None:
+    if v is None:
+        return None
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def _int(v: Any, default: int = 0) -> int:
+    s = _text(v)
+    if s is None or s == "":
+        return default
+    try:
+        return int(s)
+    except ValueError:
+        return int(float(s))
+
+
+def _float(v: Any) -> float | None:
+    s = _text(v)
+    return None if s is None or s == "" else float(s)
+
+
+# -- reading rows --------------------------------------------------------------------------
+
+
+class _Reader:
+    """One query's view of the store: the shops (few) once, task hashes by the batch."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.r = _redis(store)
+        self.k = _keys(store)
+        self.now = store.clock.now()
+        self.aging = store.settings.priority.aging_per_min / 60.0
+        self._shops: dict[int, Any] | None = None
+
+    @property
+    def shops(self) -> dict[int, Any]:
+        if self._shops is None:
+            self._shops = {s.id: s for s in self.store.shops()}
+        return self._shops
+
+    def rows(self, ids: Sequence[int]) -> list[TaskRow | None]:
+        """The tasks' rows in ``ids`` order (``None`` for a task that is gone)."""
+        if not ids:
+            return []
+        pipe = self.r.pipeline(transaction=False)
+        for tid in ids:
+            pipe.hmget(self.k.task(tid), _FIELDS)
+        return [self._row(tid, vals) for tid, vals in zip(ids, pipe.execute(), strict=True)]
+
+    def _row(self, tid: int, vals: Sequence[Any]) -> TaskRow | None:
+        from ..queries import TaskRow
+
+        f = dict(zip(_FIELDS, vals, strict=True))
+        if f["state"] is None:
+            return None
+        shop = self.shops.get(_int(f["shop_id"], -1))
+        prio_key = _int(f["prio_key"])
+        return TaskRow(
+            id=tid, key=_text(f["key"]), type=_text(f["type"]) or "",
+            shop=shop.name if shop else "", platform=shop.platform if shop else "",
+            domain=shop.domain if shop else "", state=_text(f["state"]) or "",
+            state_reason=_text(f["state_reason"]) or "",
+            score=score_from_key(prio_key, self.now, self.aging),
+            hard_aged=bool(_int(f["band"])), preemptible=bool(_int(f["preemptible"], 1)),
+            created_at=_float(f["created_at"]) or 0.0,
+            updated_at=_float(f["updated_at"]) or 0.0,
+            not_before=_float(f["not_before"]) or 0.0, deadline=_float(f["deadline"]),
+            attempts=_int(f["attempts"]), max_attempts=_int(f["max_attempts"]),
+            started_at=_float(f["started_at"]), finished_at=_float(f["finished_at"]),
+            error_class=_text(f["error_class"]), last_error=_text(f["last_error"]),
+            band=_int(f["band"]), prio_key=prio_key)
+
+    def shop_id(self, name: str) -> int | None:
+        return next((i for i, s in self.shops.items() if s.name == name), None)
+
+
+def _matcher(rd: _Reader, flt: TaskFilter) -> Callable[[TaskRow], bool]:
+    """The SQL filter of :func:`core.queries._filter_sql` as a predicate on a row."""
+    shop_ids: set[int] | None = None
+    if flt.shop:
+        sid = rd.shop_id(flt.shop)
+        shop_ids = {sid} if sid is not None else set()
+    if flt.platform:
+        plat = {i for i, s in rd.shops.items() if s.platform == flt.platform}
+        shop_ids = plat if shop_ids is None else shop_ids & plat
+    names = {s.name: i for i, s in rd.shops.items()}
+    text = flt.text.strip()
+    needle = text.lower()
+    digits = text.lstrip("#")
+    want_id = int(digits) if digits.isdigit() else None
+
+    def ok(row: TaskRow) -> bool:
+        if shop_ids is not None and names.get(row.shop) not in shop_ids:
+            return False
+        if flt.type and row.type != flt.type:
+            return False
+        if text:
+            hay = (row.type, row.shop, row.state_reason, row.last_error or "", row.key or "")
+            if not (any(needle in h.lower() for h in hay) or row.id == want_id):
+                return False
+        return True
+    return ok
+
+
+# -- ordered sources of task ids ------------------------------------------------------------
+
+
+def _queue_lower_bound(r: Any, key: str, s: float, m: str) -> tuple[int, bool]:
+    """Rank of the first member after ``(s, m)`` in ascending order, and whether ``m`` itself
+    is there with score ``s``. O(log n) round trips at worst (a tie group's binary search)."""
+    pipe = r.pipeline(transaction=False)
+    pipe.zscore(key, m)
+    pipe.zrank(key, m)
+    have, rank = pipe.execute()
+    if have is not None and float(have) == s and rank is not None:
+        return int(rank) + 1, True
+    pipe = r.pipeline(transaction=False)
+    pipe.zcount(key, "-inf", f"({s!r}")
+    pipe.zcount(key, "-inf", repr(s))
+    lo, hi = (int(x) for x in pipe.execute())
+    while lo < hi:  # members with score s sort by bytes: find the first one above m
+        mid = (lo + hi) // 2
+        got = r.zrange(key, mid, mid)
+        if not got or (_text(got[0]) or "") > m:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo, False
+
+
+def _queue_ids(r: Any, key: str, after: Cursor | None, descending: bool
+               ) -> Iterator[list[int]]:
+    """Ids of a queue-ordered set (best first, or worst first), after a score cursor."""
+    from .redis_keys import member
+
+    if after is None:
+        start = 0
+        end = int(r.zcard(key)) - 1
+    else:
+        band, prio_key, tid = after
+        s, m = score(band, prio_key), member(tid)
+        lb, present = _queue_lower_bound(r, key, s, m)
+        start = lb
+        end = lb - (2 if present else 1)
+    if not descending:
+        while True:
+            got = r.zrange(key, start, start + BATCH - 1)
+            if not got:
+                return
+            yield [int(_text(x) or 0) for x in got]
+            start += len(got)
+    else:
+        while end >= 0:
+            lo = max(0, end - BATCH + 1)
+            got = r.zrange(key, lo, end)
+            if not got:
+                return
+            yield [int(_text(x) or 0) for x in reversed(got)]
+            end = lo - 1
+
+
+def _id_ids(r: Any, key: str, after: int | None, descending: bool) -> Iterator[list[int]]:
+    """Ids of a set scored by task id, ascending or descending, after an id."""
+    while True:
+        if descending:
+            top = f"({after}" if after is not None else "+inf"
+            got = r.zrevrangebyscore(key, top, "-inf", start=0, num=BATCH, withscores=True)
+        else:
+            low = f"({after}" if after is not None else "-inf"
+            got = r.zrangebyscore(key, low, "+inf", start=0, num=BATCH, withscores=True)
+        if not got:
+            return
+        ids = [int(sc) for _, sc in got]
+        yield ids
+        after = ids[-1]
+
+
+def _sorted_ids(rd: _Reader, key: str, order: tuple[tuple[str, bool], ...],
+                after: Cursor | None) -> Iterator[list[int]]:
+    """A small state's ids sorted here by (band, prio_key, id) (SQLite sorts these whole)."""
+    from ..queries import _after_cursor_key
+
+    ids: list[int] = []
+    for batch in _id_ids(rd.r, key, None, False):
+        ids += batch
+    keyed: list[tuple[tuple[int, ...], int]] = []
+    for i in range(0, len(ids), BATCH):
+        chunk = ids[i:i + BATCH]
+        pipe = rd.r.pipeline(transaction=False)
+        for tid in chunk:
+            pipe.hmget(rd.k.task(tid), ("band", "prio_key"))
+        for tid, (band, pk) in zip(chunk, pipe.execute(), strict=True):
+            values = {"band": _int(band), "prio_key": _int(pk), "id": tid}
+            keyed.append((_after_cursor_key(tuple(values[c] for c, _ in order), order), tid))
+    keyed.sort()
+    start = _after_cursor_key(after, order) if after is not None else None
+    out = [tid for k, tid in keyed if start is None or k > start]
+    for i in range(0, len(out), BATCH):
+        yield out[i:i + BATCH]
+
+
+def _source(rd: _Reader, state: str, sort: str, order: tuple[tuple[str, bool], ...],
+            descending: bool, flt: TaskFilter, after: Cursor | None) -> Iterator[list[int]]:
+    """The ids of ``state`` in the order, after the cursor, from the cheapest set."""
+    r, k = rd.r, rd.k
+    sid = rd.shop_id(flt.shop) if flt.shop else None
+    if flt.shop and sid is None:
+        return iter(())
+    if sort == "score":
+        if state == "queued" and sid is not None:
+            return _queue_ids(r, k.shop_queue(sid), after, descending)
+        if state in _QUEUE_SETS:
+            return _queue_ids(r, getattr(k, _QUEUE_SETS[state]), after, descending)
+        return _sorted_ids(rd, k.state(state), order, after)
+    key = k.state(state)
+    if sid is not None:  # walk the smaller of the state's and the shop's sets
+        pipe = r.pipeline(transaction=False)
+        pipe.zcard(key)
+        pipe.zcard(k.shop_tasks(sid))
+        n_state, n_shop = pipe.execute()
+        if int(n_shop) < int(n_state):
+            key = k.shop_tasks(sid)
+    return _id_ids(r, key, after[0] if after is not None else None, descending)
+
+
+def _walk(rd: _Reader, state: str, sort: str, order: tuple[tuple[str, bool], ...],
+          descending: bool, flt: TaskFilter, after: Cursor | None) -> Iterator[TaskRow]:
+    """The matching rows of ``state`` in order after the cursor (read batch by batch)."""
+    from ..queries import _after_cursor_key, _sort_values
+
+    ok = _matcher(rd, flt)
+    start = _after_cursor_key(after, order) if after is not None else None
+    for ids in _source(rd, state, sort, order, descending, flt, after):
+        for row in rd.rows(ids):
+            # The state check also drops a row that moved between two reads; the cursor
+            # check drops one that a concurrent change shifted back before the cursor.
+            if row is None or row.state != state or not ok(row):
+                continue
+            if start is not None and _after_cursor_key(_sort_values(row, order),
+                                                        order) <= start:
+                continue
+            yield row
+
+
+# -- the functions of core.queries ----------------------------------------------------------
+
+
+def task_page(store: Store, view: str, states: tuple[str, ...], sort: str, descending: bool,
+              order: tuple[tuple[str, bool], ...], flt: TaskFilter, after: Cursor | None,
+              limit: int) -> TaskPage:
+    """:func:`core.queries.task_page` (arguments checked there)."""
+    from ..queries import TaskPage, _after_cursor_key, _sort_values
+
+    rd = _Reader(store)
+    per_state: list[list[TaskRow]] = []
+    for state in states:
+        got: list[TaskRow] = []
+        for row in _walk(rd, state, sort, order, descending, flt, after):
+            got.append(row)
+            if len(got) >= limit:
+                break
+        per_state.append(got)
+    if len(per_state) == 1:
+        merged = per_state[0]
+    else:
+        merged = list(heapq.merge(*per_state,
+                                  key=lambda row: _after_cursor_key(_sort_values(row, order),
+                                                                    order)))
+    page = merged[:limit]
+    more = len(merged) > limit or any(len(p) >= limit for p in per_state)
+    cursor = _sort_values(page[-1], order) if page and more else None
+    return TaskPage(tuple(page), cursor)
+
+
+def count_tasks(store: Store, states: tuple[str, ...], flt: TaskFilter, cap: int
+                ) -> tuple[int, bool]:
+    """:func:`core.queries.count_tasks`: ``P:counts`` unfiltered; otherwise matches counted
+    up to ``cap + 1`` (only a shop filter on the queue: the shop's queue size, O(1))."""
+    from ..queries import _order
+
+    rd = _Reader(store)
+    if flt.empty:
+        vals = rd.r.hmget(rd.k.counts, list(states))
+        return sum(_int(v) for v in vals), True
+    n = 0
+    only_shop = not (flt.platform or flt.type or flt.text.strip())
+    order = _order("id", False)
+    for state in states:
+        if only_shop and state == "queued":
+            sid = rd.shop_id(flt.shop)
+            n += int(rd.r.zcard(rd.k.shop_queue(sid))) if sid is not None else 0
+        else:
+            for _ in _walk(rd, state, "id", order, False, flt, None):
+                n += 1
+                if n > cap:
+                    break
+        if n > cap:
+            return cap, False
+    return n, True
+
+
+def task_rows(store: Store, ids: Sequence[int]) -> dict[int, TaskRow]:
+    """:func:`core.queries.task_rows`."""
+    rd = _Reader(store)
+    out: dict[int, TaskRow] = {}
+    ids = list(ids)
+    for i in range(0, len(ids), BATCH):
+        for row in rd.rows(ids[i:i + BATCH]):
+            if row is not None:
+                out[row.id] = row
+    return out
+
+
+def shop_rows(store: Store) -> list[ShopRow]:
+    """:func:`core.queries.shop_rows`: queued from each shop's queue set, running from
+    ``P:shop_running``, waiting for a person from the (small) ``waiting_human`` set."""
+    from ..queries import ShopRow
+
+    rd = _Reader(store)
+    shops = sorted(rd.shops.values(), key=lambda s: s.name)
+    paused_domains = set(store.paused_domains())
+    pipe = rd.r.pipeline(transaction=False)
+    for s in shops:
+        pipe.zcard(rd.k.shop_queue(s.id))
+    pipe.hgetall(rd.k.shop_running)
+    got = pipe.execute()
+    queued, running_raw = got[:-1], got[-1]
+    running = {_int(k): _int(v) for k, v in (running_raw or {}).items()}
+    waiting: dict[int, int] = {}
+    for ids in _id_ids(rd.r, rd.k.state("waiting_human"), None, False):
+        pipe = rd.r.pipeline(transaction=False)
+        for tid in ids:
+            pipe.hget(rd.k.task(tid), "shop_id")
+        for sid in pipe.execute():
+            if sid is not None:
+                waiting[_int(sid)] = waiting.get(_int(sid), 0) + 1
+    return [ShopRow(name=s.name, platform=s.platform, domain=s.domain, base_url=s.base_url,
+                    paused=bool(s.paused), domain_paused=s.domain in paused_domains,
+                    queued=int(q), running=max(0, running.get(s.id, 0)),
+                    waiting=waiting.get(s.id, 0))
+            for s, q in zip(shops, queued, strict=True)]
