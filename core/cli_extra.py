@@ -92,6 +92,8 @@ def _worker(sub: Any, common: argparse.ArgumentParser) -> None:
                    help="serve Prometheus /metrics on this port (default: [metrics] port; "
                         "0 = off); loopback unless [metrics] host says otherwise")
     p.add_argument("--quiet", action="store_true", help="no per-task lines")
+    p.add_argument("--exec-log", metavar="FILE",
+                   help="with --executor noop: append 'task domain time owner' per execution")
     p.set_defaults(handler=cmd_worker)
 
 
@@ -134,5 +136,12 @@ def _self_test(sub: Any, common: argparse.ArgumentParser) -> None:
     register_cli(sub, common)
 
 
+def _migrate(sub: Any, common: argparse.ArgumentParser) -> None:
+    from .migrate import add_parser
+
+    add_parser(sub, common)
+
+
 REGISTRATIONS: list[Registration] = [
-    _demo, _console, _worker, _run_flow, _doctor, _demo_site, _schema, _tickets, _self_test]
+    _demo, _console, _worker, _run_flow, _doctor, _demo_site, _schema, _tickets, _self_test,
+    _migrate]
