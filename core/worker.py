@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import queue
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from .engine import Engine, EngineStatistics
 from .engine.build import build_engine, open_store
 from .engine.engine import Executor, NoopExecutor
+from .errors import InvalidInput
 from .events import BreakerChanged, EngineProblem, Event, GateHeld, TaskStateChanged
+from .store import ClaimedTask, new_owner_id
 
 if TYPE_CHECKING:
     from .cli import Cli
@@ -115,15 +119,59 @@ async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO = sys.stdo
     return 0
 
 
+class ExecLog:
+    """Lines ``task_id domain granted_at owner`` for each no-op execution, written by a
+    thread (never on the loop) with a flush per batch: what a fleet test counts."""
+
+    def __init__(self, path: str, owner: str) -> None:
+        self._q: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._owner = owner
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        self._thread = threading.Thread(target=self._drain, name="exec-log", daemon=True)
+        self._thread.start()
+
+    def __call__(self, task: ClaimedTask, at: float) -> None:
+        self._q.put(f"{task.id} {task.domain} {at:.6f} {self._owner}\n")
+
+    def _drain(self) -> None:
+        while True:
+            line = self._q.get()
+            lines = []
+            while line is not None:
+                lines.append(line)
+                try:
+                    line = self._q.get_nowait()
+                except queue.Empty:
+                    break
+            if lines:
+                self._file.write("".join(lines))
+                self._file.flush()
+            if line is None:
+                self._file.close()
+                return
+
+    def close(self) -> None:
+        self._q.put(None)
+        self._thread.join(10)
+
+
 def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
     settings = cli.settings
     store = open_store(settings, cli.db_path, url=cli.store_url)
     cli.closers.append(store.close)
     kind = getattr(args, "executor", "browser")
     executor: Executor | str = kind
+    owner = new_owner_id()
+    log_to = getattr(args, "exec_log", None)
     if kind == "noop":
-        executor = NoopExecutor(hold_s=max(0.0, getattr(args, "hold_ms", 0.0)) / 1000)
-    engine = build_engine(settings, store, slots=args.slots, executor=executor)
+        recorder = ExecLog(log_to, owner) if log_to else None
+        if recorder is not None:
+            cli.closers.append(recorder.close)
+        executor = NoopExecutor(hold_s=max(0.0, getattr(args, "hold_ms", 0.0)) / 1000,
+                                record=recorder)
+    elif log_to:
+        raise InvalidInput("--exec-log", "only with --executor noop")
+    engine = build_engine(settings, store, slots=args.slots, executor=executor, owner=owner)
     port = getattr(args, "metrics_port", None)
     port = settings.metrics.port if port is None else port
     print(f"worker {engine.owner}: {engine.slots} slots on {store.url}"
