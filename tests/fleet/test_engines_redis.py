@@ -1,0 +1,129 @@
+"""Two engines (two machines' workers) and a console handle on one real Redis, in-process.
+
+Real clock (the shared gates use Redis time), fake executor. Shows: work is split between
+the engines with one task per shop across both; a console preempts a task running on the
+other engine through Redis (cooperatively: it checkpoints, suspends, resumes and finishes);
+a worker that stops heartbeating is marked lost and its task is finished by the other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from core.config import Settings
+from core.engine import Engine
+from core.engine.build import build_engine, open_store
+from core.store import TaskState
+from core.store.base import Store
+from core.testing import FakeExecutor
+from tests.conftest import SHOPS
+from tests.helpers import spec
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _settings(**queue: float) -> Settings:
+    return Settings().with_changes(
+        queue={"heartbeat_s": 0.2, "recover_every_s": 0.2, "worker_lost_after_s": 1.5,
+               **queue},
+        gates={"global": {"rate_per_s": 1000, "burst": 1000},
+               "default_domain": {"rate_per_s": 1000, "burst": 1000}})
+
+
+def _store(url: str, settings: Settings, *, shops: bool = False) -> Store:
+    store = open_store(settings, url=url, validate=False)
+    if shops:
+        for name, platform in SHOPS:
+            store.add_shop(name, platform=platform,
+                           base_url=f"http://{platform}.shopfleet.test/shop/{name}")
+    return store
+
+
+async def _until(cond: object, timeout_s: float = 30.0) -> None:
+    end = time.monotonic() + timeout_s
+    while not await asyncio.to_thread(cond):  # type: ignore[arg-type]
+        assert time.monotonic() < end, "condition not reached in time"
+        await asyncio.sleep(0.05)
+
+
+def test_two_engines_share_the_queue_and_a_console_preempts_across_them(
+        redis_url: str) -> None:
+    settings = _settings()
+    console = _store(redis_url, settings, shops=True)
+    stores = [_store(redis_url, settings) for _ in range(2)]
+    execs = [FakeExecutor(), FakeExecutor()]
+    engines: list[Engine] = [build_engine(settings, s, executor=e, slots=4)
+                             for s, e in zip(stores, execs, strict=True)]
+    assert engines[0].gates.__class__.__name__ == "RedisRateGates"
+
+    async def go() -> None:
+        ids = console.submit_many([spec(shop=name, params={"steps": 6, "step_s": 0.05})
+                                   for name, _ in SHOPS for _ in range(5)])
+        long_id = console.submit(spec(shop="tiktok-1", type_="upload_product",
+                                      params={"steps": 120, "step_s": 0.05}))
+        async with engines[0], engines[1]:
+            runners = [asyncio.create_task(e.run()) for e in engines]
+            # The long task runs on one of the engines; preempt it from the console.
+            await _until(lambda: console.task(long_id).state is TaskState.RUNNING)
+            holder = console.task(long_id).lease_owner
+            assert holder in {e.owner for e in engines}
+            await asyncio.sleep(0.3)
+            await asyncio.to_thread(console.request_preempt, long_id, "by operator")
+            await _until(lambda: any(e.to_state == "suspended"
+                                     for e in console.events(long_id)))
+            await _until(lambda: console.counts()["done"] == len(ids) + 1, 60)
+            for e in engines:
+                await e.stop()
+            await asyncio.gather(*runners)
+        # Both engines worked; never two tasks of one shop at once on either (the fleet-wide
+        # rule is the store's claim: the contract suite and the fleet test check it across
+        # processes).
+        assert all(execs[i].finished for i in range(2))
+        assert max(max(e.max_by_shop.values()) for e in execs) == 1
+        # The long task resumed from its checkpoint rather than from the start.
+        resumed = [step for e in execs for tid, step in e.resumed_from if tid == long_id]
+        assert resumed and resumed[0] > 0
+        reasons = [ev.reason for ev in console.events(long_id)]
+        assert any("preempted by operator" in r for r in reasons), reasons
+
+    try:
+        asyncio.run(go())
+    finally:
+        for s in (console, *stores):
+            s.close()
+
+
+def test_a_silent_worker_is_marked_lost_and_its_task_finished_by_another(
+        redis_url: str) -> None:
+    settings = _settings(lease_s=600)  # recovery must come from the silence, not the lease
+    console = _store(redis_url, settings, shops=True)
+    store = _store(redis_url, settings)
+    tid = console.submit(spec(shop="pdd-1", params={"steps": 2, "step_s": 0.05}))
+    # A worker on another machine claimed it, then died (no goodbye, no more heartbeats).
+    console.heartbeat("ghost@far-away:1", {"host": "far-away", "pid": 1, "slots": 4,
+                                             "running": 1})
+    claimed = console.claim_many("ghost@far-away:1", 1)
+    assert [t.id for t in claimed] == [tid]
+    ex = FakeExecutor()
+    engine = build_engine(settings, store, executor=ex, slots=2)
+
+    async def go() -> None:
+        async with engine:
+            runner = asyncio.create_task(engine.run())
+            await _until(lambda: console.task(tid).state is TaskState.DONE, 30)
+            await engine.stop()
+            await runner
+
+    try:
+        asyncio.run(go())
+        states = {w.owner: w.state for w in console.workers()}
+        assert states["ghost@far-away:1"] == "lost"
+        assert states[engine.owner] == "stopped"
+        assert ex.finished == [tid]
+        assert any("stopped heartbeating" in e.reason for e in console.events(tid))
+    finally:
+        console.close()
+        store.close()
