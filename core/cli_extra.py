@@ -37,6 +37,8 @@ def _passthrough(args: argparse.Namespace) -> list[str]:
         argv += ["--db", str(args.db)]
     if getattr(args, "config", None):
         argv += ["--config", str(args.config)]
+    if getattr(args, "store", None):
+        argv += ["--store", str(args.store)]
     return argv
 
 

@@ -40,6 +40,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    "shopfleet.db in the data folder)")
     p.add_argument("--config", help="a TOML configuration file (default: shopfleet.toml in "
                    "the data folder when it exists)")
+    p.add_argument("--store", help="a shared store, e.g. redis://host:6379/0 (default: "
+                   "[store] url from the configuration, else the SQLite file)")
     p.add_argument("--lang", choices=["system", "en", "zh_CN"], default=None,
                    help="the console's language (default: as chosen in settings, else the "
                    "OS locale)")
@@ -94,8 +96,11 @@ def engine_host(settings: Settings, store: SqliteStore, *, executor: Any = "brow
     async def factory(bus: EventBus) -> Engine:
         built = build_engine(settings, store, executor=executor, bus=bus, home=home,
                              slots=slots)
+        # On a Redis store (a fleet) the gates and breakers are the fleet's, as in build_engine.
         return _StopSafeEngine(store, settings, executor=built.executor, bus=bus,
-                               slots=built.slots)
+                               slots=built.slots,
+                               shared_url=getattr(store, "connect_url", None),
+                               shared_prefix=settings.store.redis_prefix)
     return EngineHost(factory)
 
 
@@ -146,8 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .firstrun import maybe_run_first_run
 
     # Before the qasync loop starts: the wizard is a modal dialog of its own.
-    first = maybe_run_first_run(settings, db_path=args.db,
-                                config_path=config or data_dir() / "shopfleet.toml")
+    shared = args.store or settings.store.url
+    # A console joining a fleet's shared store has nothing to set up on this machine.
+    first = None if shared else maybe_run_first_run(
+        settings, db_path=args.db, config_path=config or data_dir() / "shopfleet.toml")
     if first is not None:
         if first.action == "cancelled":
             return 0
@@ -159,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             config = first.config_path
             settings = load_settings(config)
     try:
-        store = open_store(settings, args.db)
+        store = open_store(settings, args.db, url=args.store)
     except ShopFleetError as exc:
         print(f"shopfleet console: {exc}", file=sys.stderr)
         return 2

@@ -76,8 +76,7 @@ def build_engine(settings: Settings, store: Store, *,
         raise ValueError(f"unknown executor {executor!r}")
     else:
         ex = executor
-    # A store shared through Redis shares the gates and breakers there too.
-    shared = store.url if store.url.startswith(("redis://", "rediss://", "unix://")) else None
+    # A store shared through Redis (it has a connect_url) shares the gates and breakers there.
     return Engine(store, settings, executor=ex, clock=clock, bus=bus, slots=slots, owner=owner,
-                  shared_url=getattr(store, "connect_url", shared),
+                  shared_url=getattr(store, "connect_url", None),
                   shared_prefix=settings.store.redis_prefix)
