@@ -148,7 +148,10 @@ class BrowserPanel(QWidget):
         self._installer = installer or _default_installer
         self.check_result: Any = None
         self.install_result: Any = None
-        self._relay = _Relay(self)
+        # No Qt parent: the worker threads hold it, so a thread that finishes after the
+        # wizard was closed emits on a live object (whose receivers Qt has disconnected)
+        # instead of a deleted one (a crash).
+        self._relay = _Relay()
         self._relay.checked.connect(self._show_check)
         self._relay.line.connect(self._show_line)
         self._relay.installed.connect(self._show_install)
@@ -203,12 +206,14 @@ class BrowserPanel(QWidget):
         self._set_busy(True)
         self.summary.setText(tr("Looking for a browser…"))
 
+        relay, checker, settings = self._relay, self._checker, self.settings
+
         def work() -> None:
             try:
-                result = self._checker(self.settings)
+                result = checker(settings)
             except Exception as exc:  # shown, not raised: a check must not kill the wizard
                 result = _Failed(tr("The browser check failed: %1", exc))
-            self._relay.checked.emit(result)
+            relay.checked.emit(result)
 
         threading.Thread(target=work, name="shopfleet-browser-check", daemon=True).start()
 
@@ -229,12 +234,14 @@ class BrowserPanel(QWidget):
         self.install_message.setText(tr("Downloading Chromium… (this can take a few minutes)"))
         self.install_message.show()
 
+        relay, installer = self._relay, self._installer
+
         def work() -> None:
             try:
-                result = self._installer(on_output=self._relay.line.emit)
+                result = installer(on_output=relay.line.emit)
             except Exception as exc:
                 result = _Failed(tr("The browser installer failed: %1", exc))
-            self._relay.installed.emit(result)
+            relay.installed.emit(result)
 
         threading.Thread(target=work, name="shopfleet-browser-install", daemon=True).start()
 
