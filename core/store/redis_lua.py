@@ -649,6 +649,8 @@ if s == 'done' or s == 'failed' or s == 'cancelled' then
 end
 local base, urg, attempts = tonumber(t.base), tonumber(t.urgency), tonumber(t.attempts)
 local bump, created = tonumber(t.bump), tonumber(t.created_at)
+-- a running task's attempt in flight has earned no retry bonus yet (its key has none)
+if s == 'running' then attempts = attempts - 1 end
 local a = attempts
 if a < 0 then a = 0 end
 local static = base + urg + BONUS * a + bump
@@ -672,6 +674,14 @@ if s == 'done' or s == 'failed' or s == 'cancelled' then
 end
 update(id, t, {state = 'cancelled', state_reason = ARGV[6], finished_at = NOW_S,
   updated_at = NOW_S, lease_owner = false, lease_until = false})
+-- its open or answered tickets end with it
+for _, tid in ipairs(redis.call('ZRANGE', k('task:' .. id .. ':tickets'), 0, -1)) do
+  local ts = redis.call('HGET', k('ticket:' .. tid), 'state')
+  if ts == 'open' or ts == 'answered' then
+    redis.call('HSET', k('ticket:' .. tid), 'state', 'cancelled', 'closed_at', NOW_S)
+    set_ticket_state(tid, ts, 'cancelled')
+  end
+end
 return s
 """
 

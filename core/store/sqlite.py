@@ -1016,6 +1016,8 @@ class SqliteStore:
             state, base, urg, attempts, bump, created = row
             if TaskState(state).is_final:
                 raise Refused(f"task {task_id} is {state}; only unfinished tasks can be bumped")
+            if state == "running":  # the attempt in flight has earned no retry bonus yet
+                attempts -= 1
             current = score_at(self._static(base, urg, attempts, bump), created, now,
                                self._aging_per_s)
             delta = (to - current) if to is not None else float(by or 0.0)
@@ -1044,6 +1046,9 @@ class SqliteStore:
                 "UPDATE tasks SET state = 'cancelled', state_reason = ?, finished_at = ?, "
                 "updated_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?",
                 (reason, now, now, task_id))
+            # Its open or answered tickets end with it.
+            conn.execute("UPDATE tickets SET state = 'cancelled', closed_at = ? WHERE "
+                         "task_id = ? AND state IN ('open', 'answered')", (now, task_id))
             return TaskState(row[0])
         previous: TaskState = self._call(op)
         self._room_freed()

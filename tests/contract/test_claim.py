@@ -312,3 +312,18 @@ def test_claim_many_resumes_suspended_work(store_factory: StoreFactory) -> None:
     got = store.claim_many("w2", 5)
     assert [t.id for t in got] == [a]
     assert got[0].resumed and got[0].checkpoint == {"next_step": 3}
+
+
+def test_bumping_a_running_task_starts_from_the_score_it_shows(
+        store_factory: StoreFactory) -> None:
+    store = store_factory(priority={"aging_per_min": 0.0, "retry_bonus": 0.5})
+    t = store.submit(spec("collect_data"))           # base 3
+    claimed = store.claim("w")
+    assert claimed is not None and claimed.id == t
+    shown = store.task(t).score
+    assert shown == pytest.approx(3.0)                # no bonus for the attempt in flight
+    assert store.bump(t, by=0) == pytest.approx(shown)
+    assert store.bump(t, to=7.0) == pytest.approx(7.0)
+    assert store.task(t).score == pytest.approx(7.0)
+    store.release(t, "w")                             # the attempt is given back
+    assert store.task(t).score == pytest.approx(7.0)

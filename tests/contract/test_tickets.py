@@ -357,3 +357,19 @@ def test_apply_rule_needs_the_lease(store_factory: StoreFactory) -> None:
         store.apply_rule(tid, "other", rule, signature=sig_for(), error_class="page_changed",
                          error=ERROR, step=2, step_name="submit", evidence=None)
     assert store.task(tid).state is TaskState.RUNNING
+
+
+def test_cancelling_a_task_cancels_its_open_ticket(store_factory: StoreFactory,
+                                                    clock: FakeClock) -> None:
+    store = store_factory()
+    book = store.ticket_book()
+    tid, k = to_ticket(store)
+    assert book.open_count() == 1
+    clock.advance(5)
+    assert store.cancel(tid) is TaskState.WAITING_HUMAN
+    t = book.ticket(k)
+    assert t.state is TicketState.CANCELLED and t.closed_at == clock.now()
+    assert book.open_count() == 0 and book.tickets() == []
+    assert [x.id for x in book.tickets(state="cancelled")] == [k]
+    with pytest.raises(Refused):
+        book.answer(k, "retry")
