@@ -1,0 +1,70 @@
+"""``shopfleet worker --store redis://… --metrics-port P`` as an operator runs it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from core.config import Settings
+from core.engine.build import open_store
+from core.fleet_client import specs_for
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_worker_serves_prometheus_metrics_and_stops_cleanly(redis_url: str,
+                                                           tmp_path: Path) -> None:
+    store = open_store(Settings(), url=redis_url, validate=False)
+    store.add_shop("pdd-1", platform="pdd", base_url="http://pdd.fleet.test/shop/1")
+    store.add_shop("pdd-2", platform="pdd", base_url="http://pdd.fleet.test/shop/2")
+    store.submit_many(specs_for(40, ["pdd-1", "pdd-2"]))
+    port = _free_port()
+    out = tmp_path / "out.txt"
+    with open(out, "wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "core.cli", "worker", "--store", redis_url, "--executor",
+             "noop", "--hold-ms", "200", "--metrics-port", str(port), "--quiet"],
+            env={**os.environ, "SHOPFLEET_HOME": str(tmp_path / "home")}, stdout=sink,
+            stderr=subprocess.STDOUT)
+    try:
+        body = ""
+        deadline = time.monotonic() + 60
+        while "shopfleet_" not in body:
+            assert proc.poll() is None, out.read_text()
+            assert time.monotonic() < deadline, out.read_text()
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    assert r.status == 200
+                    assert r.headers["Content-Type"].startswith("text/plain")
+                    body = r.read().decode()
+            except OSError:
+                time.sleep(0.2)
+        worker = store.workers()[0]
+        assert f'worker="{worker.owner}"' in body
+        assert "# TYPE shopfleet_" in body
+        with pytest.raises(OSError):  # loopback only by default
+            host_ip = socket.gethostbyname(socket.gethostname())
+            if host_ip.startswith("127."):
+                raise OSError("no other interface to try")
+            socket.create_connection((host_ip, port), timeout=2).close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0, out.read_text()
+    counts = store.counts()
+    assert counts["running"] == 0 and counts["done"] + counts["queued"] == 40
+    assert store.workers()[0].state == "stopped"
+    store.close()
