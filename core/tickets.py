@@ -171,6 +171,57 @@ def _rule(r: sqlite3.Row) -> Rule:
                 description=r["description"])
 
 
+def parse_answer(action: Answer | str, make_rule: RuleAction | str | None
+                 ) -> tuple[Answer, RuleAction | None]:
+    """An operator's answer and optional rule, checked (errors name the field)."""
+    try:
+        act = Answer(action)
+    except ValueError:
+        raise InvalidInput("action", f"{action!r} is not one of "
+                           f"{', '.join(a.value for a in Answer)}") from None
+    rule_act: RuleAction | None = None
+    if make_rule is not None:
+        try:
+            rule_act = RuleAction(make_rule)
+        except ValueError:
+            raise InvalidInput("rule", f"{make_rule!r} is not one of "
+                               f"{', '.join(a.value for a in RuleAction)}") from None
+    return act, rule_act
+
+
+def answer_checkpoint(act: Answer, step: int | None, cp: dict[str, Any]) -> dict[str, Any]:
+    """Where a task goes on after an answer (retry / skip / resume), from its checkpoint.
+
+    Writes already done stay done on every path: nothing is submitted twice.
+    """
+    if act is Answer.RETRY:
+        return {"next_step": 0, "results": {}, "writes_done": cp.get("writes_done", []),
+                "write_in_flight": None}
+    if act is Answer.SKIP:
+        at = step if step is not None else int(cp.get("next_step", 0))
+        writes = list(cp.get("writes_done", []))
+        if cp.get("write_in_flight") == at:
+            writes.append(at)  # the operator says it went through
+        return {"next_step": at + 1, "results": cp.get("results", {}),
+                "writes_done": writes, "write_in_flight": None}
+    if act is Answer.RESUME and cp.get("write_in_flight") is not None:
+        # The operator checked: the write did not go through; run it again.
+        return {**cp, "write_in_flight": None}
+    return cp
+
+
+def rule_checkpoint(rule: Rule, step: int | None, cp: dict[str, Any]
+                    ) -> tuple[dict[str, Any], float]:
+    """A rule's resolution of a failure at ``step``: (checkpoint to go on from, delay)."""
+    if rule.action is RuleAction.SKIP and step is not None:
+        return ({"next_step": step + 1, "results": cp.get("results", {}),
+                 "writes_done": list(cp.get("writes_done", [])), "write_in_flight": None},
+                0.0)
+    if rule.action is RuleAction.RETRY_LATER:
+        return cp, rule.delay_s
+    return cp, 0.0
+
+
 class TicketBook:
     """Tickets, the knowledge base and rules, kept in the store's database.
 
@@ -226,18 +277,7 @@ class TicketBook:
                make_rule: RuleAction | str | None = None, rule_delay_s: float = 600.0
                ) -> Ticket:
         """Answer an open ticket; the task goes on as the answer says. Returns the ticket."""
-        try:
-            act = Answer(action)
-        except ValueError:
-            raise InvalidInput("action", f"{action!r} is not one of "
-                               f"{', '.join(a.value for a in Answer)}") from None
-        rule_act: RuleAction | None = None
-        if make_rule is not None:
-            try:
-                rule_act = RuleAction(make_rule)
-            except ValueError:
-                raise InvalidInput("rule", f"{make_rule!r} is not one of "
-                                   f"{', '.join(a.value for a in RuleAction)}") from None
+        act, rule_act = parse_answer(action, make_rule)
 
         def op(conn: sqlite3.Connection) -> None:
             now = self.store.clock.now()
@@ -297,21 +337,7 @@ class TicketBook:
                          "finished_at = ?, updated_at = ? WHERE id = ?",
                          (why, now, now, task_id))
             return
-        if act is Answer.RETRY:
-            # From the start, but writes already done stay done: nothing is submitted twice.
-            cp = {"next_step": 0, "results": {}, "writes_done": cp.get("writes_done", []),
-                  "write_in_flight": None}
-        elif act is Answer.SKIP:
-            step = tk["step"] if tk["step"] is not None else cp.get("next_step", 0)
-            writes = list(cp.get("writes_done", []))
-            if cp.get("write_in_flight") == step:
-                writes.append(step)  # the operator says it went through
-            cp = {"next_step": step + 1, "results": cp.get("results", {}),
-                  "writes_done": writes, "write_in_flight": None}
-        elif act is Answer.RESUME and cp.get("write_in_flight") is not None:
-            # The operator checked: the write did not go through; run it again.
-            cp = {**cp, "write_in_flight": None}
-        self._requeue(conn, task_id, cp, why, now)
+        self._requeue(conn, task_id, answer_checkpoint(act, tk["step"], cp), why, now)
 
     def _requeue(self, conn: sqlite3.Connection, task_id: int, cp: dict[str, Any], why: str,
                  now: float) -> None:
@@ -348,14 +374,7 @@ class TicketBook:
                 from .errors import LeaseLost
 
                 raise LeaseLost(f"task {task_id} is no longer held by {owner}")
-            cp: dict[str, Any] = json.loads(row[0]) if row[0] else {}
-            delay = 0.0
-            if rule.action is RuleAction.SKIP and step is not None:
-                writes = list(cp.get("writes_done", []))
-                cp = {"next_step": step + 1, "results": cp.get("results", {}),
-                      "writes_done": writes, "write_in_flight": None}
-            elif rule.action is RuleAction.RETRY_LATER:
-                delay = rule.delay_s
+            cp, delay = rule_checkpoint(rule, step, json.loads(row[0]) if row[0] else {})
             conn.execute(
                 "UPDATE tasks SET state = 'queued', state_reason = ?, not_before = ?, "
                 "checkpoint = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?, "

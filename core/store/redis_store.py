@@ -43,10 +43,11 @@ from ..priority import KEY_EPOCH, KEY_SCALE, index_key, score_from_key, static_p
 from ..specs import TaskSpec
 from ..urgency import estimator_for
 from .base import WorkerInfo, worker_info
+from .prepare import Validator, prepare_specs
 from .records import ClaimedTask, QueueStatus, ShopRecord, TaskEvent, TaskRecord, TaskState
 from .redis_keys import BAND_SPAN, TASK_STATES, Keys
 from .redis_lua import PRELUDE, SCRIPTS
-from .sqlite import FAST_PATH_ROWS, Validator, _owner_is_dead_local, domain_of
+from .sqlite import FAST_PATH_ROWS, _owner_is_dead_local, domain_of
 
 if TYPE_CHECKING:
     from ..tickets import Rule, Signature
@@ -308,40 +309,11 @@ class RedisStore:
         return [int(x) for x in ids]
 
     def _prepare(self, specs: Sequence[TaskSpec], now: float) -> list[dict[str, Any]]:
-        if not specs:
-            raise SpecError("(input)", "holds no tasks")
-        shops = {s.name: s for s in self.shops()}
         prepared: list[dict[str, Any]] = []
-        seen_keys: dict[str, int] = {}
-        multi = len(specs) > 1
-        for i, spec in enumerate(specs):
-            where = f"tasks[{i}]." if multi else ""
-            shop = shops.get(spec.shop)
-            if shop is None:
-                raise SpecError(f"{where}shop", f"no shop named {spec.shop!r} "
-                                "(add it with 'shopfleet shop add')")
-            base = spec.priority
-            if base is None:
-                base = self._p.types.get(spec.type)
-                if base is None:
-                    raise SpecError(f"{where}type", f"unknown task type {spec.type!r}: give "
-                                    "'priority' or add the type to [priority.types]")
-            if spec.key is not None:
-                if spec.key in seen_keys:
-                    raise SpecError(f"{where}key", f"{spec.key!r} appears twice in the batch "
-                                    f"(also tasks[{seen_keys[spec.key]}])")
-                seen_keys[spec.key] = i
-            if self.validator is not None:
-                try:
-                    self.validator(spec, shop)
-                except SpecError as exc:
-                    raise SpecError(f"{where}{exc.field}", exc.reason) from None
-            if spec.urgency is not None:
-                urgency, fixed, next_at = spec.urgency, 1, None
-            else:
-                est = estimator_for(shop.platform).estimate(
-                    task_type=spec.type, deadline=spec.deadline_ts, now=now)
-                urgency, fixed, next_at = est.points, 0, est.next_change_at
+        for p in prepare_specs(specs, {s.name: s for s in self.shops()}, self._p,
+                               self.validator, now):
+            spec, shop, base, urgency = p.spec, p.shop, p.base, p.urgency
+            fixed, next_at = p.urgency_fixed, p.urgency_next_at
             base_f, urg_f = float(base), float(urgency)
             static = static_points(base=base_f, urgency=urg_f, attempts=0, bump=0.0,
                                    retry_bonus=self._p.retry_bonus)
@@ -560,7 +532,7 @@ class RedisStore:
                    error_class: str, error: str, step: int | None, step_name: str,
                    evidence: dict[str, str] | None) -> str:
         """Resolve a failure by a rule (counts a hit, logs which rule). Returns the state."""
-        from ..tickets import RuleAction
+        from ..tickets import RuleAction, rule_checkpoint
 
         why = (f"rule #{rule.id} ({rule.action.value}) resolved {error_class} at "
                f"{step_name or 'start'}")
@@ -570,14 +542,7 @@ class RedisStore:
             return "waiting_human"
         for _ in range(100):
             old = self._r.hget(self.keys.task(task_id), "checkpoint")
-            cp: dict[str, Any] = json.loads(old) if old else {}
-            delay = 0.0
-            if rule.action is RuleAction.SKIP and step is not None:
-                writes = list(cp.get("writes_done", []))
-                cp = {"next_step": step + 1, "results": cp.get("results", {}),
-                      "writes_done": writes, "write_in_flight": None}
-            elif rule.action is RuleAction.RETRY_LATER:
-                delay = rule.delay_s
+            cp, delay = rule_checkpoint(rule, step, json.loads(old) if old else {})
             got = self._run("rule", task_id, owner, rule.id, why, old or "", json.dumps(cp),
                             repr(float(delay)), error_class, error[:2000])
             if got != "retry":

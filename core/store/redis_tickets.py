@@ -21,7 +21,9 @@ from ..tickets import (
     Signature,
     Ticket,
     TicketState,
+    answer_checkpoint,
     normalise_error,
+    parse_answer,
 )
 from .records import TaskRecord
 
@@ -87,18 +89,7 @@ class RedisTicketBook:
                make_rule: RuleAction | str | None = None, rule_delay_s: float = 600.0
                ) -> Ticket:
         """Answer an open ticket; the task goes on as the answer says. Returns the ticket."""
-        try:
-            act = Answer(action)
-        except ValueError:
-            raise InvalidInput("action", f"{action!r} is not one of "
-                               f"{', '.join(a.value for a in Answer)}") from None
-        rule_act: RuleAction | None = None
-        if make_rule is not None:
-            try:
-                rule_act = RuleAction(make_rule)
-            except ValueError:
-                raise InvalidInput("rule", f"{make_rule!r} is not one of "
-                                   f"{', '.join(a.value for a in RuleAction)}") from None
+        act, rule_act = parse_answer(action, make_rule)
         for _ in range(_CAS_TRIES):
             tk = self._r.hgetall(self.keys.ticket(ticket_id))
             if not tk:
@@ -106,7 +97,8 @@ class RedisTicketBook:
             if tk["state"] != TicketState.OPEN:
                 raise Refused(f"ticket {ticket_id} is {tk['state']}, not open")
             old = self._r.hget(self.keys.task(tk["task_id"]), "checkpoint")
-            cp = self._answer_checkpoint(tk, act, json.loads(old) if old else {})
+            step = int(tk["step"]) if tk.get("step") is not None else None
+            cp = answer_checkpoint(act, step, json.loads(old) if old else {})
             why = f"ticket #{ticket_id} answered {act.value}" + (f": {note}" if note else "")
             norm = normalise_error(tk.get("error", ""))
             rule_args: list[Any] = ["", "", "", ""]
@@ -121,25 +113,6 @@ class RedisTicketBook:
             if got != "retry":
                 return self.ticket(ticket_id)
         raise Refused(f"ticket {ticket_id}: its task keeps changing; try again")
-
-    @staticmethod
-    def _answer_checkpoint(tk: dict[str, str], act: Answer, cp: dict[str, Any]
-                           ) -> dict[str, Any]:
-        if act is Answer.RETRY:
-            # From the start, but writes already done stay done: nothing is submitted twice.
-            return {"next_step": 0, "results": {}, "writes_done": cp.get("writes_done", []),
-                    "write_in_flight": None}
-        if act is Answer.SKIP:
-            step = int(tk["step"]) if tk.get("step") is not None else cp.get("next_step", 0)
-            writes = list(cp.get("writes_done", []))
-            if cp.get("write_in_flight") == step:
-                writes.append(step)  # the operator says it went through
-            return {"next_step": step + 1, "results": cp.get("results", {}),
-                    "writes_done": writes, "write_in_flight": None}
-        if act is Answer.RESUME and cp.get("write_in_flight") is not None:
-            # The operator checked: the write did not go through; run it again.
-            return {**cp, "write_in_flight": None}
-        return cp
 
     # -- rules ---------------------------------------------------------------------------------
 

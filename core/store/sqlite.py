@@ -37,6 +37,7 @@ from ..priority import KEY_EPOCH, KEY_SCALE, index_key, score_at, score_from_key
 from ..specs import TaskSpec
 from ..urgency import estimator_for
 from .base import WorkerInfo, worker_info
+from .prepare import Validator, prepare_specs
 from .records import (
     ClaimedTask,
     QueueStatus,
@@ -61,7 +62,6 @@ WAL_BACKSTOP_PAGES = 10_000
 # prefer the (state, id) index and sort a million rows per claim; a named index cannot be
 # second-guessed, and a query whose index went missing fails loudly instead of crawling.
 
-Validator = Callable[[TaskSpec, ShopRecord], None]
 
 
 def check_sqlite_version(version: str = sqlite3.sqlite_version) -> None:
@@ -345,41 +345,12 @@ class SqliteStore:
         return list(self._call(lambda conn: self._op_submit(conn, prepared)))
 
     def _prepare(self, specs: Sequence[TaskSpec]) -> list[dict[str, Any]]:
-        if not specs:
-            raise SpecError("(input)", "holds no tasks")
-        shops = {s.name: s for s in self.shops()}
         now = self.clock.now()
         prepared: list[dict[str, Any]] = []
-        seen_keys: dict[str, int] = {}
-        multi = len(specs) > 1
-        for i, spec in enumerate(specs):
-            where = f"tasks[{i}]." if multi else ""
-            shop = shops.get(spec.shop)
-            if shop is None:
-                raise SpecError(f"{where}shop", f"no shop named {spec.shop!r} "
-                                "(add it with 'shopfleet shop add')")
-            base = spec.priority
-            if base is None:
-                base = self._p.types.get(spec.type)
-                if base is None:
-                    raise SpecError(f"{where}type", f"unknown task type {spec.type!r}: give "
-                                    "'priority' or add the type to [priority.types]")
-            if spec.key is not None:
-                if spec.key in seen_keys:
-                    raise SpecError(f"{where}key", f"{spec.key!r} appears twice in the batch "
-                                    f"(also tasks[{seen_keys[spec.key]}])")
-                seen_keys[spec.key] = i
-            if self.validator is not None:
-                try:
-                    self.validator(spec, shop)
-                except SpecError as exc:
-                    raise SpecError(f"{where}{exc.field}", exc.reason) from None
-            if spec.urgency is not None:
-                urgency, fixed, next_at = spec.urgency, 1, None
-            else:
-                est = estimator_for(shop.platform).estimate(
-                    task_type=spec.type, deadline=spec.deadline_ts, now=now)
-                urgency, fixed, next_at = est.points, 0, est.next_change_at
+        for p in prepare_specs(specs, {s.name: s for s in self.shops()}, self._p,
+                               self.validator, now):
+            spec, shop, base, urgency = p.spec, p.shop, p.base, p.urgency
+            fixed, next_at = p.urgency_fixed, p.urgency_next_at
             payload = json.dumps(spec.payload(), ensure_ascii=False, separators=(",", ":"))
             static = self._static(base, urgency, 0, 0.0)
             prepared.append({

@@ -1,0 +1,70 @@
+"""Checking a batch of submissions before any store writes it (shared by every store)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..config import PrioritySettings
+from ..errors import SpecError
+from ..specs import TaskSpec
+from ..urgency import estimator_for
+from .records import ShopRecord
+
+Validator = Callable[[TaskSpec, ShopRecord], None]
+"""Extra per-task checks at submission (flows and placeholders), raising :class:`SpecError`."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A checked submission with its priority inputs resolved."""
+
+    spec: TaskSpec
+    shop: ShopRecord
+    base: float
+    urgency: float
+    urgency_fixed: int
+    urgency_next_at: float | None
+
+
+def prepare_specs(specs: Sequence[TaskSpec], shops: dict[str, ShopRecord],
+                  priority: PrioritySettings, validator: Validator | None, now: float
+                  ) -> list[Prepared]:
+    """Check every task of a batch (its shop, type, key, flow) and resolve its base priority
+    and urgency; the first problem raises a :class:`SpecError` naming the task's field
+    (``tasks[2].shop`` in a batch), so nothing of the batch is written."""
+    if not specs:
+        raise SpecError("(input)", "holds no tasks")
+    out: list[Prepared] = []
+    seen_keys: dict[str, int] = {}
+    multi = len(specs) > 1
+    for i, spec in enumerate(specs):
+        where = f"tasks[{i}]." if multi else ""
+        shop = shops.get(spec.shop)
+        if shop is None:
+            raise SpecError(f"{where}shop", f"no shop named {spec.shop!r} "
+                            "(add it with 'shopfleet shop add')")
+        base = spec.priority
+        if base is None:
+            base = priority.types.get(spec.type)
+            if base is None:
+                raise SpecError(f"{where}type", f"unknown task type {spec.type!r}: give "
+                                "'priority' or add the type to [priority.types]")
+        if spec.key is not None:
+            if spec.key in seen_keys:
+                raise SpecError(f"{where}key", f"{spec.key!r} appears twice in the batch "
+                                f"(also tasks[{seen_keys[spec.key]}])")
+            seen_keys[spec.key] = i
+        if validator is not None:
+            try:
+                validator(spec, shop)
+            except SpecError as exc:
+                raise SpecError(f"{where}{exc.field}", exc.reason) from None
+        if spec.urgency is not None:
+            urgency, fixed, next_at = float(spec.urgency), 1, None
+        else:
+            est = estimator_for(shop.platform).estimate(
+                task_type=spec.type, deadline=spec.deadline_ts, now=now)
+            urgency, fixed, next_at = float(est.points), 0, est.next_change_at
+        out.append(Prepared(spec, shop, float(base), urgency, fixed, next_at))
+    return out
