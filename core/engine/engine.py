@@ -720,6 +720,9 @@ class Engine:
         while True:
             await self.clock.sleep(every)
             ids = await self.astore.recover_expired()
+            # Heartbeat first: after a long pause (a laptop asleep, a stalled loop) this
+            # worker must not find itself silent and requeue its own running tasks.
+            await self._heartbeat()
             lost = await self.astore.run(self.store.recover_lost_workers, lost_after)
             if lost:
                 log.warning("requeued %d tasks of workers that stopped heartbeating",

@@ -259,3 +259,30 @@ def test_status_json_shows_the_running_engines_snapshot(
     assert out["engine"]["owner"] == engine.owner
     assert out["engine"]["done_per_min"] == 1
     assert "gates" in out["engine"] and "breakers" in out["engine"]
+
+
+def test_a_worker_back_from_a_long_pause_does_not_find_itself_lost(
+        make_store: StoreFactory, clock: FakeClock) -> None:
+    """After a pause longer than worker_lost_after_s (but within the lease) the engine's own
+    heartbeat comes before its lost-worker check: it keeps its running task."""
+    store = make_store(queue={"worker_lost_after_s": 30, "recover_every_s": 15,
+                              "heartbeat_s": 5, "lease_s": 600})
+    tid = store.submit(task(steps=400, step_s=0.01))
+    engine, ex, _ = make_engine(store, clock)
+
+    async def go() -> None:
+        async with engine:
+            run = asyncio.create_task(engine.run())
+            while ex.live == 0:
+                await asyncio.sleep(0.01)
+            for _ in range(3):                   # a laptop asleep, three times
+                clock.advance(60)
+                await asyncio.sleep(0.2)
+                rec = store.task(tid)
+                assert rec.state is TaskState.RUNNING and rec.lease_owner == engine.owner
+            assert {w.owner: w.state for w in store.workers()}[engine.owner] == "alive"
+            await engine.stop()
+            await run
+
+    asyncio.run(go())
+    assert ex.started == [tid]                   # never requeued, never started twice
