@@ -45,6 +45,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
@@ -152,6 +153,21 @@ def _kill_tree(pid: int, created: float | None, timeout_s: float) -> None:
         with contextlib.suppress(psutil.Error):
             p.kill()
     psutil.wait_procs(procs, timeout=timeout_s)
+
+
+def _remove_dir(path: str, timeout_s: float) -> None:
+    """Remove a killed browser's profile folder (blocking; run it in a thread).
+
+    When the browser's main process was killed from outside, its helpers are orphans that
+    ``_kill_tree`` cannot find; they exit within moments but may write into the folder
+    meanwhile. Try again until it stays gone or ``timeout_s`` passes.
+    """
+    deadline = time.monotonic() + max(0.5, timeout_s)
+    while True:
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.exists(path) or time.monotonic() > deadline:
+            return
+        time.sleep(0.1)
 
 
 def _process_gone(pid: int | None, created: float | None) -> bool:
@@ -282,7 +298,7 @@ class PlaywrightBrowser:
             await asyncio.to_thread(_kill_tree, self._pid, self._created, self._kill_timeout_s)
         if self._profile_dir and os.path.isdir(self._profile_dir):
             # Playwright removes it on a clean close; after a kill it may be left behind.
-            await asyncio.to_thread(shutil.rmtree, self._profile_dir, True)
+            await asyncio.to_thread(_remove_dir, self._profile_dir, self._kill_timeout_s)
 
 
 class PlaywrightLauncher:
