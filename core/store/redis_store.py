@@ -171,6 +171,26 @@ class RedisStore:
                 self._run("rekey")
             self._r.hset(self.keys.meta, "aging_per_min", current)
 
+    def durability_warning(self) -> str | None:
+        """What a Redis crash would lose, when its persistence is weaker than SQLite's FULL
+        (None when it keeps an append-only file synced on every write, or when the server
+        does not let us ask: managed services hide CONFIG)."""
+        try:
+            aof = self._r.config_get("appendonly").get("appendonly")
+            sync = self._r.config_get("appendfsync").get("appendfsync")
+        except redis.RedisError:
+            return None
+        if aof != "yes":
+            return (f"Redis at {self.url} keeps no append-only file (appendonly {aof}): if "
+                    "Redis itself crashes, changes since its last snapshot are lost. Run it "
+                    "with 'appendonly yes' and 'appendfsync always' (or 'everysec': up to a "
+                    "second lost).")
+        if sync != "always":
+            return (f"Redis at {self.url} syncs its append-only file {sync}: a power cut can "
+                    "lose up to a second of acknowledged changes ('appendfsync always' "
+                    "loses none).")
+        return None
+
     def _key(self, base: float, urgency: float, attempts: int, bump: float,
              created: float) -> int:
         return index_key(static_points(base=base, urgency=urgency, attempts=attempts,

@@ -334,3 +334,24 @@ def test_a_changed_aging_rate_rekeys_the_queue(open_store: Factory, redis_url: s
     assert [t.id for t in store.tasks(state="queued")] == [old, new]
     again = open_store(prefix="ag", shops=False, priority={"aging_per_min": 0.0})
     assert [t.id for t in again.tasks(state="queued")] == [new, old]
+
+
+def test_durability_warning_follows_the_servers_persistence(redis_url: str) -> None:
+    import redis as redis_py
+
+    store = RedisStore(redis_url)
+    client = redis_py.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        client.config_set("appendonly", "no")
+        said = store.durability_warning()
+        assert said is not None and "appendonly" in said
+        client.config_set("appendonly", "yes")
+        client.config_set("appendfsync", "everysec")
+        said = store.durability_warning()
+        assert said is not None and "a second" in said
+        client.config_set("appendfsync", "always")
+        assert store.durability_warning() is None
+    finally:
+        client.config_set("appendonly", "no")
+        client.close()
+        store.close()
