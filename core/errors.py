@@ -12,6 +12,7 @@
     │                           task that already finished)
     ├── EnvironmentProblem      the machine lacks something (SQLite too old, no browser found)
     ├── StoreClosed             the store was closed while a call was waiting
+    ├── StoreUnavailable        a shared store (Redis) cannot be reached right now: try again
     ├── LeaseLost               a worker's lease on a task expired and recovery took the task
     └── TaskError               an attempt of a task failed; the subclass says how to go on
         ├── SiteFailed          the site failed (5xx, timeout): retry later, counts for breakers
@@ -78,6 +79,12 @@ class EnvironmentProblem(ShopFleetError):
 
 class StoreClosed(ShopFleetError):
     """The store was closed while the call was pending."""
+
+
+class StoreUnavailable(ShopFleetError):
+    """A shared store cannot be reached right now (network, Redis restarting). Nothing was
+    changed by the call that raised it, or the change is unknown: callers retry or leave the
+    task to lease recovery, never assume it happened."""
 
 
 class LeaseLost(ShopFleetError):

@@ -25,7 +25,7 @@ def _free_port() -> int:
 class RedisServer:
     """A throwaway ``redis-server`` process; ``url`` is where it listens."""
 
-    def __init__(self, *, binary: str | None = None) -> None:
+    def __init__(self, *, binary: str | None = None, durable: bool = False) -> None:
         exe = binary or shutil.which("redis-server")
         if not exe:
             raise EnvironmentProblem("redis-server is not installed (Debian: apt-get install "
@@ -34,17 +34,28 @@ class RedisServer:
         self.port = 0
         self.dir = Path(tempfile.mkdtemp(prefix="shopfleet-redis-"))
         self.proc: subprocess.Popen[bytes] | None = None
+        self.durable = durable
+        """Keep an append-only file synced on every write (survives :meth:`restart`)."""
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self, timeout_s: float = 10.0) -> RedisServer:
+    def restart(self, *, down_s: float = 0.0, timeout_s: float = 10.0) -> None:
+        """Stop the server, stay down ``down_s`` seconds, start it on the same port."""
+        port = self.port
+        self.stop()
+        time.sleep(down_s)
+        self.start(timeout_s, port=port)
+
+    def start(self, timeout_s: float = 10.0, *, port: int = 0) -> RedisServer:
+        aof = ["--appendonly", "yes", "--appendfsync", "always"] if self.durable else [
+            "--appendonly", "no"]
         for _ in range(5):
-            self.port = _free_port()
+            self.port = port or _free_port()
             self.proc = subprocess.Popen(
                 [self.exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "no", "--dir", str(self.dir), "--daemonize", "no",
+                 *aof, "--dir", str(self.dir), "--daemonize", "no",
                  "--protected-mode", "yes", "--loglevel", "warning"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             deadline = time.monotonic() + timeout_s

@@ -31,6 +31,7 @@ from ..errors import (
     RateLimited,
     Refused,
     ShopFleetError,
+    StoreUnavailable,
     TaskError,
     WriteOutcomeUnknown,
 )
@@ -210,6 +211,9 @@ class EngineStatistics:
 
 _CLAIM_ROUND = 64
 """Most tasks claimed (one transaction) and started in one dispatcher round."""
+_OUTAGE_RETRY_S = 1.0
+"""Real-time pause before a dispatcher round or a background job tries an unreachable store
+again."""
 _PREEMPT_POLL_S = 0.1
 """Real-time interval at which a busy dispatcher looks for urgent work waiting for a slot."""
 
@@ -291,6 +295,8 @@ class Engine:
         self._last_breaker_states: dict[str, BreakerState] = {}
         self.completed = 0
         self._started_at = clock.now()
+        self._outage_since: float | None = None
+        self._outage_logged = 0.0
 
     # -- life cycle ----------------------------------------------------------------------------
 
@@ -309,7 +315,7 @@ class Engine:
         self._problem = None
         self._shutdown_task = None
         self._wake = asyncio.Event()
-        saved = await asyncio.to_thread(self.store.meta, "gate_rates")
+        saved = await self.astore.run(self.store.meta, "gate_rates")
         if saved:
             rates = {k: (float(v[0]), float(v[1])) for k, v in json.loads(saved).items()}
             self.gates.apply_saved(rates)
@@ -334,7 +340,13 @@ class Engine:
 
     def _watch(self, name: str, fn: Callable[[], Awaitable[None]]) -> None:
         async def guarded() -> None:
-            await fn()
+            while True:
+                try:
+                    await fn()
+                    return
+                except StoreUnavailable as exc:  # a shared store's outage: wait it out
+                    self._store_trouble(name, exc)
+                    await asyncio.sleep(_OUTAGE_RETRY_S)
 
         job = asyncio.create_task(guarded(), name=f"shopfleet-{name}")
 
@@ -359,7 +371,7 @@ class Engine:
         """Claim and run tasks until :meth:`stop`; raises if a background job died."""
         await self.start()
         while not self._stopping:
-            await self._dispatch_once()
+            await self._dispatch_guarded()
             await self._idle_wait()
         await self._shutdown()
         if self._problem is not None:
@@ -369,7 +381,9 @@ class Engine:
         """Run until nothing is running and nothing is claimable now (deterministic tests)."""
         await self.start()
         while not self._stopping:
-            n = await self._dispatch_once()
+            n = await self._dispatch_guarded()
+            if n is None:
+                continue
             if n == 0 and not self._running:
                 break
             await self._wait_for_change()
@@ -423,6 +437,34 @@ class Engine:
                                        "background job died" if self._problem else "stopped"))
 
     # -- dispatching ------------------------------------------------------------------------------
+
+    async def _dispatch_guarded(self) -> int | None:
+        """One dispatcher round; None when the store could not be reached (after a pause)."""
+        try:
+            n = await self._dispatch_once()
+        except StoreUnavailable as exc:
+            self._store_trouble("dispatcher", exc)
+            await asyncio.sleep(_OUTAGE_RETRY_S)
+            return None
+        if self._outage_since is not None:
+            log.warning("store reachable again after %.0fs",
+                        self.clock.now() - self._outage_since)
+            self._outage_since = None
+        return n
+
+    def _store_trouble(self, where: str, exc: BaseException) -> None:
+        """Log an outage once when it starts (and every minute while it lasts)."""
+        now = self.clock.now()
+        if self._outage_since is None:
+            self._outage_since = now
+            self._outage_logged = now
+            log.error("%s: the store cannot be reached (%s); waiting for it — running tasks "
+                      "go on, their results are written when it is back", where, exc)
+            self.bus.publish(EngineProblem(now, where, f"store unreachable: {exc}"))
+        elif now - self._outage_logged >= 60:
+            self._outage_logged = now
+            log.error("%s: the store is still unreachable after %.0fs (%s)", where,
+                      now - self._outage_since, exc)
 
     async def _dispatch_once(self) -> int:
         if self._running and self.settings.preemption.enabled and not self._stopping:
@@ -499,6 +541,10 @@ class Engine:
             except LeaseLost:
                 log.info("task %s: lease lost (cancelled or recovered elsewhere)", task.id)
                 breaker.probe_abandoned()
+            except StoreUnavailable as exc:  # a checkpoint could not be written
+                log.warning("task %s: stopped, the store is unreachable (%s); its lease runs "
+                            "out and it resumes from its last checkpoint", task.id, exc)
+                breaker.probe_abandoned()
             except TaskError as exc:
                 await asyncio.shield(self._failed(task, exc, probe))
             except Exception as exc:  # a bug in an executor or flow: fail the attempt, say so
@@ -512,6 +558,10 @@ class Engine:
                     await asyncio.shield(self._release(
                         task, ctl, ctl.yield_reason or "yielded", probe,
                         checkpoint=outcome.checkpoint))
+        except StoreUnavailable as exc:  # the outcome could not be written (after retries)
+            log.warning("task %s: its outcome was not recorded, the store is unreachable "
+                        "(%s); its lease runs out and it resumes from its last checkpoint",
+                        task.id, exc)
         finally:
             self._running.pop(task.id, None)
             self._poke()
@@ -620,11 +670,11 @@ class Engine:
                 ctl.hard_cancelled = True
                 runner.cancel()
         ids = list(self._running)
-        asked = await asyncio.to_thread(self.store.preempt_requests, ids)
+        asked = await self.astore.run(self.store.preempt_requests, ids)
         for tid, why in asked.items():
             if tid in self._running and not self._running[tid][1].preempted:
                 self._ask_yield(tid, None, why)
-        cands = await asyncio.to_thread(self.store.urgent_waiting,
+        cands = await self.astore.run(self.store.urgent_waiting,
                                         self.settings.priority.preempt_threshold)
         holders = [Holder(t.id, t.shop_id, t.score, t.preemptible, c.yield_requested)
                    for t, c in self.running_tasks()]
@@ -646,7 +696,7 @@ class Engine:
                               f"{self.settings.preemption.storm_window_s:.0f}s); waits at "
                               "the front of the queue")
                     self.bus.publish(PreemptionRefused(now, cid, reason))
-                    await asyncio.to_thread(self.store.log_event, cid, reason)
+                    await self.astore.run(self.store.log_event, cid, reason)
                 continue
             self.storm.record(victim.shop_id)
             self._urgent_pending[cid] = now
@@ -689,7 +739,7 @@ class Engine:
             if for_task is not None:
                 self._urgent_pending[for_task] = self.clock.now()
         else:
-            await asyncio.to_thread(self.store.request_preempt, task_id, reason)
+            await self.astore.run(self.store.request_preempt, task_id, reason)
         return Changes(tasks=True, detail={"task": task_id})
 
     def _breaker_event(self, name: str, reason: str) -> None:
@@ -758,12 +808,12 @@ class Engine:
             ticks += 1
             if ticks % 5 == 0:  # for `shopfleet status --json` in another process
                 snap = json.dumps({"owner": self.owner, **self.statistics().to_json()})
-                await asyncio.to_thread(self.store.set_meta, "engine_snapshot", snap)
+                await self.astore.run(self.store.set_meta, "engine_snapshot", snap)
             minute = int(self.clock.now() // 60)
             if minute != last_minute:
                 stats = self.statistics()
                 row = self._minute_row(stats)
-                await asyncio.to_thread(self.store.record_minute, last_minute, row,
+                await self.astore.run(self.store.record_minute, last_minute, row,
                                         snapshot=stats.to_json())
                 last_minute = minute
 
@@ -779,9 +829,9 @@ class Engine:
     async def _refresh_queue_snapshot(self) -> None:
         p = self.settings.priority
         st = await self.astore.status()
-        bands = await asyncio.to_thread(self.store.queue_bands, urgent_at=p.preempt_threshold,
+        bands = await self.astore.run(self.store.queue_bands, urgent_at=p.preempt_threshold,
                                         low_below=min(p.types.values(), default=0.0) + 1.0)
-        tickets = await asyncio.to_thread(self.tickets.open_count)
+        tickets = await self.astore.run(self.tickets.open_count)
         self._queue_snapshot = {"status": st, "bands": bands, "open_tickets": tickets}
 
     @staticmethod
@@ -875,13 +925,13 @@ class Engine:
         return Changes(tasks=True, detail={"was": before.value})
 
     async def pause_shop(self, name: str, paused: bool = True) -> Changes:
-        await asyncio.to_thread(self.store.set_shop_paused, name, paused)
+        await self.astore.run(self.store.set_shop_paused, name, paused)
         self.bus.publish(ShopPaused(self.clock.now(), name, paused))
         self._poke()
         return Changes(shops=True, tasks=True)
 
     async def pause_domain(self, domain: str, paused: bool = True) -> Changes:
-        await asyncio.to_thread(self.store.set_domain_paused, domain, paused)
+        await self.astore.run(self.store.set_domain_paused, domain, paused)
         self.bus.publish(DomainPaused(self.clock.now(), domain, paused))
         self._poke()
         return Changes(shops=True, tasks=True)
@@ -892,7 +942,7 @@ class Engine:
         self.gates.set_rate(name, rate_per_s, burst)
         saved = {lv.name: (lv.rate_per_s, lv.burst) for lv in self.gates.levels()
                  if lv.name in self._changed_gates}
-        await asyncio.to_thread(self.store.set_meta, "gate_rates", json.dumps(saved))
+        await self.astore.run(self.store.set_meta, "gate_rates", json.dumps(saved))
         return Changes(gates=True)
 
     def _gate_changed(self, name: str, rate: float, burst: float) -> None:
@@ -903,7 +953,7 @@ class Engine:
                             make_rule: str | None = None,
                             rule_delay_s: float = 600.0) -> Changes:
         """Answer a ticket (retry / resume / skip / done / cancel), optionally making a rule."""
-        t = await asyncio.to_thread(self.tickets.answer, ticket_id, action, note=note,
+        t = await self.astore.run(self.tickets.answer, ticket_id, action, note=note,
                                     make_rule=make_rule, rule_delay_s=rule_delay_s)
         self.bus.publish(TicketAnswered(self.clock.now(), ticket_id, t.task_id, action))
         rec = await self.astore.task(t.task_id)
@@ -913,7 +963,7 @@ class Engine:
         return Changes(tasks=True, tickets=True, detail={"ticket": t.to_json()})
 
     async def release_quarantined(self, task_id: int) -> Changes:
-        await asyncio.to_thread(self.tickets.release, task_id)
+        await self.astore.run(self.tickets.release, task_id)
         rec = await self.astore.task(task_id)
         self.bus.publish(TaskStateChanged(self.clock.now(), task_id, rec.shop, "queued",
                                           rec.state_reason))
@@ -921,11 +971,11 @@ class Engine:
         return Changes(tasks=True)
 
     async def set_rule_enabled(self, rule_id: int, enabled: bool) -> Changes:
-        await asyncio.to_thread(self.tickets.set_rule_enabled, rule_id, enabled)
+        await self.astore.run(self.tickets.set_rule_enabled, rule_id, enabled)
         return Changes(tickets=True)
 
     async def delete_rule(self, rule_id: int) -> Changes:
-        await asyncio.to_thread(self.tickets.delete_rule, rule_id)
+        await self.astore.run(self.tickets.delete_rule, rule_id)
         return Changes(tickets=True)
 
     async def set_breaker(self, name: str, state: Literal["open", "closed"]) -> Changes:

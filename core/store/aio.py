@@ -9,16 +9,18 @@ blocking client — runs in the default thread pool.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from ..errors import BacklogFull
+from ..errors import BacklogFull, StoreUnavailable
 from ..specs import TaskSpec
 from .base import Store, TicketStore, WorkerInfo
 from .records import ClaimedTask, QueueStatus, TaskRecord, TaskState
 from .sqlite import SqliteStore
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class AsyncStore:
@@ -27,19 +29,51 @@ class AsyncStore:
     def __init__(self, store: Store) -> None:
         self.sync = store
         self._sqlite = store if isinstance(store, SqliteStore) else None
+        self._transient: tuple[type[BaseException], ...] = tuple(
+            getattr(store, "transient_errors", ()))
+        self.retry_s = store.settings.queue.lease_s / 3
+        """How long a task's life-cycle write keeps trying through a store outage (after
+        that the lease runs out anyway and recovery takes the task)."""
+
+    async def _thread(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
+        """``fn`` in a worker thread; a shared store's connection trouble becomes
+        :class:`StoreUnavailable` (the engine waits it out instead of dying)."""
+        try:
+            return await asyncio.to_thread(fn, *args, **kw)
+        except self._transient as exc:
+            raise StoreUnavailable(f"{self.sync.url}: {exc}") from exc
+
+    async def _retrying(self, call: Callable[[], T]) -> T:
+        """``call`` in a thread, tried again while the store is unreachable, for up to
+        :attr:`retry_s` — only for a task's life-cycle writes, which check the lease owner:
+        when a lost reply hid a success, the repeat raises :class:`LeaseLost` (or, for a
+        checkpoint, writes the same again); nothing happens twice."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.retry_s
+        delay = 0.25
+        while True:
+            try:
+                return await self._thread(call)
+            except StoreUnavailable as exc:
+                if loop.time() + delay > deadline:
+                    raise
+                log.warning("store unreachable (%s); trying again in %.1fs", exc, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
 
     async def _write(self, sqlite_op: Callable[[SqliteStore], Any],
-                     call: Callable[[], T]) -> T:
-        """Run a write: as an op on SQLite's writer thread, else ``call`` in a thread."""
+                     call: Callable[[], T], *, retry: bool = True) -> T:
+        """Run a write: as an op on SQLite's writer thread, else ``call`` in a thread
+        (retried through an outage when ``retry``)."""
         if self._sqlite is not None:
             result: T = await asyncio.wrap_future(self._sqlite.submit_op(
                 sqlite_op(self._sqlite)))
             return result
-        return await asyncio.to_thread(call)
+        return await (self._retrying(call) if retry else self._thread(call))
 
     async def run(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
         """Any other blocking store call, off the loop."""
-        return await asyncio.to_thread(fn, *args, **kw)
+        return await self._thread(fn, *args, **kw)
 
     # -- submitting ---------------------------------------------------------------------------
 
@@ -51,13 +85,13 @@ class AsyncStore:
         deadline = None if timeout_s is None else loop.time() + timeout_s
         while True:
             try:
-                return await asyncio.to_thread(self.sync.submit_many, specs)
+                return await self._thread(self.sync.submit_many, specs)
             except BacklogFull:
                 if not wait or (deadline is not None and loop.time() >= deadline):
                     raise
                 left = 0.5 if deadline is None else max(0.0, min(0.5, deadline - loop.time()))
                 # Claims in this process wake us at once; other processes' claims within 0.5 s.
-                await asyncio.to_thread(self.sync.wait_for_room, left)
+                await self._thread(self.sync.wait_for_room, left)
 
     async def submit(self, spec: TaskSpec, *, wait: bool = True) -> int:
         return (await self.submit_many([spec], wait=wait))[0]
@@ -68,7 +102,8 @@ class AsyncStore:
                     lease_s: float | None = None) -> ClaimedTask | None:
         return await self._write(
             lambda s: s.claim_op(owner, exclude_domains=exclude_domains, lease_s=lease_s),
-            lambda: self.sync.claim(owner, exclude_domains=exclude_domains, lease_s=lease_s))
+            lambda: self.sync.claim(owner, exclude_domains=exclude_domains, lease_s=lease_s),
+            retry=False)
 
     async def claim_many(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
                          probe_domains: Iterable[str] = ()) -> list[ClaimedTask]:
@@ -76,7 +111,7 @@ class AsyncStore:
         return await self._write(
             lambda s: s.claim_many_op(owner, limit, exclude_domains=ex, probe_domains=probes),
             lambda: self.sync.claim_many(owner, limit, exclude_domains=ex,
-                                         probe_domains=probes))
+                                         probe_domains=probes), retry=False)
 
     async def ack(self, task_id: int, owner: str, *,
                   results: dict[str, Any] | None = None) -> None:
@@ -104,7 +139,7 @@ class AsyncStore:
                           lambda: self.sync.release(task_id, owner, **kw))
 
     async def renew_lease(self, task_id: int, owner: str) -> float:
-        return await asyncio.to_thread(self.sync.renew_lease, task_id, owner)
+        return await self._thread(self.sync.renew_lease, task_id, owner)
 
     async def renew_leases(self, owner: str, task_ids: Sequence[int]) -> list[int]:
         ids = list(task_ids)
@@ -112,7 +147,7 @@ class AsyncStore:
                                  lambda: self.sync.renew_leases(owner, ids))
 
     async def recover_expired(self) -> list[int]:
-        return await asyncio.to_thread(self.sync.recover_expired)
+        return await self._thread(self.sync.recover_expired)
 
     async def record_crash(self, task_id: int, owner: str, *, error_class: str, message: str,
                            quarantine: bool, evidence: dict[str, str] | None) -> str:
@@ -122,31 +157,31 @@ class AsyncStore:
                                  lambda: self.sync.record_crash(task_id, owner, **kw))
 
     async def open_ticket(self, task_id: int, owner: str, **kw: Any) -> int:
-        return await asyncio.to_thread(lambda: self.sync.open_ticket(task_id, owner, **kw))
+        return await self._retrying(lambda: self.sync.open_ticket(task_id, owner, **kw))
 
     async def apply_rule(self, task_id: int, owner: str, rule: Any, **kw: Any) -> str:
-        return await asyncio.to_thread(lambda: self.sync.apply_rule(task_id, owner, rule, **kw))
+        return await self._retrying(lambda: self.sync.apply_rule(task_id, owner, rule, **kw))
 
     # -- operator commands and reads ------------------------------------------------------------
 
     async def bump(self, task_id: int, *, to: float | None = None,
                    by: float | None = None) -> float:
-        return await asyncio.to_thread(self.sync.bump, task_id, to=to, by=by)
+        return await self._thread(self.sync.bump, task_id, to=to, by=by)
 
     async def cancel(self, task_id: int) -> TaskState:
-        return await asyncio.to_thread(self.sync.cancel, task_id)
+        return await self._thread(self.sync.cancel, task_id)
 
     async def status(self) -> QueueStatus:
-        return await asyncio.to_thread(self.sync.status)
+        return await self._thread(self.sync.status)
 
     async def tasks(self, **kw: Any) -> list[TaskRecord]:
-        return await asyncio.to_thread(lambda: self.sync.tasks(**kw))
+        return await self._thread(lambda: self.sync.tasks(**kw))
 
     async def task(self, task_id: int) -> TaskRecord:
-        return await asyncio.to_thread(self.sync.task, task_id)
+        return await self._thread(self.sync.task, task_id)
 
     async def workers(self) -> list[WorkerInfo]:
-        return await asyncio.to_thread(self.sync.workers)
+        return await self._thread(self.sync.workers)
 
     def ticket_book(self) -> TicketStore:
         return self.sync.ticket_book()

@@ -98,6 +98,9 @@ class RedisStore:
         self.validator = validator
         self.url = public_url(url)
         self.connect_url = url
+        self.transient_errors: tuple[type[BaseException], ...] = (
+            redis.ConnectionError, redis.TimeoutError)
+        """Errors that mean "Redis cannot be reached right now" (async callers retry)."""
         """The URL with its password, for the shared gates and breakers (never print it)."""
         self.prefix = prefix
         self.keys = Keys(prefix)
