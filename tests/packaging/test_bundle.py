@@ -83,3 +83,28 @@ def test_the_frozen_command_line_answers(bundle: Path) -> None:
     proc = subprocess.run([str(EXE), "--self-test", "--help"], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0 and "--keep" in proc.stdout
+
+
+@pytest.mark.timeout(1500)
+def test_a_frozen_worker_joins_a_fleet_on_redis(bundle: Path, redis_url: str,
+                                               tmp_path: Path) -> None:
+    """What an operator runs on a second machine: the installed app's worker on Redis."""
+    from core.config import Settings
+    from core.engine.build import open_store
+    from core.fleet_client import specs_for
+
+    store = open_store(Settings(), url=redis_url, validate=False)
+    store.add_shop("pdd-1", platform="pdd", base_url="http://pdd.fleet.test/shop/1")
+    store.submit_many(specs_for(20, ["pdd-1"]))
+    cfg = tmp_path / "fleet.toml"
+    cfg.write_text('[gates.default_domain]\nrate_per_s = 100\nburst = 100\n')
+    try:
+        proc = subprocess.run(
+            [str(EXE), "worker", "--store", redis_url, "--config", str(cfg), "--executor",
+             "noop", "--until-idle", "--quiet"], capture_output=True, text=True, timeout=120,
+            cwd=tmp_path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert store.counts()["done"] == 20
+        assert [w.state for w in store.workers()] == ["stopped"]
+    finally:
+        store.close()
