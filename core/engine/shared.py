@@ -268,12 +268,24 @@ class _Connection:
         self._url = url
         self._client = client
         self._owned = client is None
+        self._scripts: dict[str, Any] = {}
 
     def get(self) -> aioredis.Redis:
         if self._client is None:
             assert self._url is not None
             self._client = aioredis.Redis.from_url(self._url)
+            self._scripts.clear()
         return self._client
+
+    async def eval(self, body: str, numkeys: int, *keys_and_args: Any) -> Any:
+        """Run a script by its SHA1 (EVALSHA: the body crosses the network once, and the
+        server need not hash it per call); loaded again if the server forgot it."""
+        client = self.get()
+        script = self._scripts.get(body)
+        if script is None:
+            script = self._scripts[body] = client.register_script(body)
+        return await script(keys=list(keys_and_args[:numkeys]),
+                            args=list(keys_and_args[numkeys:]))
 
     async def close(self) -> None:
         if self._owned and self._client is not None:
@@ -409,8 +421,7 @@ class RedisRateGates:
         for n in names:
             spec = self._spec(n)
             args += [n, repr(spec.rate_per_s), repr(spec.burst)]
-        client = self._conn.get()
-        reply = await client.eval(_GATE_LUA, len(names) + 1, self._index_key,
+        reply = await self._conn.eval(_GATE_LUA, len(names) + 1, self._index_key,
                                   *(self.key(n) for n in names), *args)
         wait, server_now = float(_s(reply[0])), float(_s(reply[1]))
         local_now = self.clock.now()
@@ -838,7 +849,7 @@ class RedisBreakers:
                       ) -> list[Any]:
         s = self.settings
         k = self.key(b.name)
-        reply: list[Any] = await self._conn.get().eval(
+        reply: list[Any] = await self._conn.eval(
             _BREAKER_LUA, 4, k, f"{k}:failures", f"{k}:probe", f"{self.prefix}:breakers",
             "", op, b.name, self.me, s.failures, repr(s.window_s), repr(s.backoff_s),
             repr(s.backoff_max_s), int(self.probe_ttl_s * 1000), flag, member)

@@ -9,6 +9,7 @@ blocking client — runs in the default thread pool.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -31,6 +32,9 @@ class AsyncStore:
         self._sqlite = store if isinstance(store, SqliteStore) else None
         self._transient: tuple[type[BaseException], ...] = tuple(
             getattr(store, "transient_errors", ()))
+        self._acks: list[tuple[tuple[int, str, dict[str, Any] | None],
+                               asyncio.Future[None]]] = []
+        self._ack_flusher: asyncio.Future[None] | None = None
         self.retry_s = store.settings.queue.lease_s / 3
         """How long a task's life-cycle write keeps trying through a store outage (after
         that the lease runs out anyway and recovery takes the task)."""
@@ -115,10 +119,44 @@ class AsyncStore:
 
     async def ack(self, task_id: int, owner: str, *,
                   results: dict[str, Any] | None = None) -> None:
+        if self._sqlite is None and hasattr(self.sync, "ack_many"):
+            await self._ack_batched(task_id, owner, results)
+            return
         await self._write(lambda s: s.ack_op(task_id, owner, results=results),
                           lambda: self.sync.ack(task_id, owner, results=results))
         if self._sqlite is not None:
             self._sqlite._room_freed()
+
+    async def _ack_batched(self, task_id: int, owner: str,
+                           results: dict[str, Any] | None) -> None:
+        """Acks that arrive together go in one round trip (a network store's answer to
+        SQLite's group commit); each is still its own atomic script."""
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._acks.append(((task_id, owner, results), fut))
+        if self._ack_flusher is None or self._ack_flusher.done():
+            self._ack_flusher = asyncio.ensure_future(self._flush_acks())
+        await fut
+
+    async def _flush_acks(self) -> None:
+        ack_many = self.sync.ack_many  # type: ignore[attr-defined]
+        while self._acks:
+            batch, self._acks = self._acks, []
+            items = [item for item, _ in batch]
+            try:
+                errors: list[BaseException | None] = await self._retrying(
+                    functools.partial(ack_many, items))
+            except BaseException as exc:  # the whole batch: every waiter hears it
+                for _, fut in batch:
+                    if not fut.done():
+                        fut.set_exception(exc)
+                continue
+            for (_, fut), err in zip(batch, errors, strict=True):
+                if fut.done():
+                    continue
+                if err is None:
+                    fut.set_result(None)
+                else:
+                    fut.set_exception(err)
 
     async def fail(self, task_id: int, owner: str, *, error_class: str, message: str,
                    retry: bool = True, retry_after_s: float | None = None,

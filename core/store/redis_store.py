@@ -457,6 +457,30 @@ class RedisStore:
         res = json.dumps(results, ensure_ascii=False) if results is not None else ""
         self._run("ack", task_id, owner, res)
 
+    def ack_many(self, items: Sequence[tuple[int, str, dict[str, Any] | None]]
+                 ) -> list[BaseException | None]:
+        """Several :meth:`ack` in one round trip (each still its own atomic script); returns
+        per item None or the error that item raised (LeaseLost…)."""
+        t = repr(float(self.clock.now()))
+        head = [self.prefix, t, repr(self._aging_per_s), repr(float(self._p.retry_bonus))]
+        pipe = self._r.pipeline(transaction=False)
+        script = self._scripts["ack"]
+        for task_id, owner, results in items:
+            res = json.dumps(results, ensure_ascii=False) if results is not None else ""
+            script(keys=[], args=[*head, task_id, owner, res], client=pipe)
+        out: list[BaseException | None] = []
+        for reply in pipe.execute(raise_on_error=False):
+            if isinstance(reply, redis.ResponseError):
+                try:
+                    self._raise(str(reply))
+                except Exception as exc:
+                    out.append(exc)
+            elif isinstance(reply, Exception):
+                out.append(reply)
+            else:
+                out.append(None)
+        return out
+
     def fail(self, task_id: int, owner: str, *, error_class: str, message: str,
              retry: bool = True, retry_after_s: float | None = None,
              evidence: dict[str, str] | None = None) -> TaskState:

@@ -355,3 +355,21 @@ def test_durability_warning_follows_the_servers_persistence(redis_url: str) -> N
         client.config_set("appendonly", "no")
         client.close()
         store.close()
+
+
+def test_ack_many_acks_each_in_one_round_trip_and_reports_each_failure(
+        open_store: Factory) -> None:
+    from core.store import TaskState
+
+    store = open_store()
+    a, b, c = store.submit_many([spec(shop=s) for s in ("pdd-1", "pdd-2", "temu-1")])
+    got = {t.id for t in store.claim_many("w", 3)}
+    assert got == {a, b, c}
+    errors = store.ack_many([(a, "w", {"n": 1}), (b, "intruder", None), (c, "w", None)])
+    assert errors[0] is None and errors[2] is None
+    assert isinstance(errors[1], LeaseLost)
+    assert store.task(a).state is TaskState.DONE and store.task(a).results == {"n": 1}
+    assert store.task(b).state is TaskState.RUNNING
+    assert store.task(c).state is TaskState.DONE
+    assert isinstance(store.ack_many([(a, "w", None)])[0], LeaseLost)  # a repeat: no effect
+    assert store.counts()["done"] == 2
