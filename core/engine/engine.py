@@ -669,10 +669,13 @@ class Engine:
                     and not ctl.hard_cancelled:
                 ctl.hard_cancelled = True
                 runner.cancel()
-        ids = list(self._running)
-        asked = await self.astore.run(self.store.preempt_requests, ids)
+        before = {tid: ctl for tid, (_, ctl) in self._running.items()}
+        asked = await self.astore.run(self.store.preempt_requests, list(before))
         for tid, why in asked.items():
-            if tid in self._running and not self._running[tid][1].preempted:
+            entry = self._running.get(tid)
+            # The same attempt as when we asked: a request read just before this task was
+            # released (which clears it) must not stop the task's next attempt.
+            if entry is not None and entry[1] is before.get(tid) and not entry[1].preempted:
                 self._ask_yield(tid, None, why)
         cands = await self.astore.run(self.store.urgent_waiting,
                                         self.settings.priority.preempt_threshold)

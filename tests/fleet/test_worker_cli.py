@@ -43,7 +43,7 @@ def test_worker_serves_prometheus_metrics_and_stops_cleanly(redis_url: str,
     try:
         body = ""
         deadline = time.monotonic() + 60
-        while "shopfleet_" not in body:
+        while "shopfleet_" not in body or not store.workers():  # served, and heartbeating
             assert proc.poll() is None, out.read_text()
             assert time.monotonic() < deadline, out.read_text()
             try:

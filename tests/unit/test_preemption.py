@@ -201,6 +201,7 @@ def test_operator_preempts_by_hand_through_the_store(make_store: StoreFactory,
             await asyncio.wait_for(run, 30)
 
     asyncio.run(go())
-    assert ex.yielded == [holder]
-    assert store.task(holder).state is TaskState.DONE
+    history = [(e.from_state, e.to_state, e.reason) for e in store.events(holder)]
+    assert ex.yielded == [holder], history
+    assert store.task(holder).state is TaskState.DONE, history
     assert store.tasks(state="suspended") == []
