@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -134,8 +135,10 @@ def cmd_submit(args: argparse.Namespace, cli: Cli) -> int:
 def cmd_status(args: argparse.Namespace, cli: Cli) -> int:
     st = cli.store.status()
     extra = _status_extra(cli)
+    workers = Counter(w.state for w in cli.store.workers())
     if cli.json:
-        cli.out({**st.to_json(), **{k: v for k, v in extra.items() if k != "lines"}})
+        cli.out({**st.to_json(), **{k: v for k, v in extra.items() if k != "lines"},
+                 "workers": dict(workers)})
         return 0
     print(f"store:    {cli.where}")
     print("tasks:    " + ", ".join(f"{k} {v}" for k, v in st.counts.items() if v) or "none")
@@ -146,6 +149,9 @@ def cmd_status(args: argparse.Namespace, cli: Cli) -> int:
         print(f"scores:   {st.bottom_score:.3f} .. {st.top_score:.3f}")
     busy = ", ".join(f"{k} ({v})" for k, v in sorted(st.busy_shops.items())) or "none"
     print(f"busy:     {busy}")
+    if workers:
+        print("workers:  " + ", ".join(f"{n} {state}" for state, n in sorted(workers.items()))
+              + "  (shopfleet workers)")
     for line in extra.get("lines", []):
         print(line)
     return 0

@@ -68,3 +68,43 @@ def test_worker_serves_prometheus_metrics_and_stops_cleanly(redis_url: str,
     assert counts["running"] == 0 and counts["done"] + counts["queued"] == 40
     assert store.workers()[0].state == "stopped"
     store.close()
+
+
+def test_the_command_line_works_on_a_shared_store(redis_url: str, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """An operator's commands against the fleet's Redis: shops, submit, status, workers,
+    tasks, preempt refusal, tickets — the same commands as on the desktop's file."""
+    import io
+    import json
+
+    from core.cli import main
+
+    def run(*argv: str) -> tuple[int, str]:
+        code = main([*argv, "--store", redis_url])
+        out, err = capsys.readouterr()
+        return code, out + err
+
+    assert run("shop", "add", "pdd-1", "--platform", "pdd", "--base-url",
+               "http://pdd.fleet.test/shop/1", "--username", "me")[0] == 0
+    monkeypatch.setattr("sys.stdin", io.StringIO("s3cret-pw\n"))
+    assert run("shop", "set-password", "pdd-1", "--stdin")[0] == 0
+    code, out = run("shops", "--json")
+    assert code == 0 and json.loads(out)[0]["has_password"] is True
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"type": "collect_data", "shop": "pdd-1", "flow": "collect_data", '
+                 '"params": {"page": 1}}\n')
+    code, out = run("submit", str(f))
+    assert code == 0 and out.split() == ["1"], out
+    code, out = run("status")
+    assert code == 0 and "store:    redis://127.0.0.1" in out and "queued 1" in out
+    code, out = run("workers")
+    assert code == 0 and "no worker has run on redis://" in out
+    code, out = run("tasks", "--json")
+    assert code == 0 and [t["id"] for t in json.loads(out)] == [1]
+    code, out = run("preempt", "1")             # not running: refused, says why
+    assert code == 1 and "only a running task can be preempted" in out, out
+    code, out = run("tickets", "--json")
+    assert code == 0 and json.loads(out) == []
+    code, out = run("status", "--json")
+    assert code == 0 and json.loads(out)["workers"] == {}
