@@ -324,13 +324,18 @@ def task_page(store: Store, view: str, *, flt: TaskFilter | None = None,
             if len(got) >= limit:
                 break
         per_state.append(got)
+    return merge_page(per_state, order, limit)
+
+
+def merge_page(per_state: list[list[TaskRow]], order: tuple[tuple[str, bool], ...],
+               limit: int) -> TaskPage:
+    """One page from each state's rows (each already in ``order``, at most ``limit``):
+    merged in order, with the cursor for the next page (any store)."""
     if len(per_state) == 1:
         merged = per_state[0]
     else:
-        def key(row: TaskRow) -> tuple[int, ...]:
-            return tuple(-v if d else v for v, (_, d) in zip(_sort_values(row, order), order,
-                                                              strict=True))
-        merged = list(heapq.merge(*per_state, key=key))
+        merged = list(heapq.merge(
+            *per_state, key=lambda row: _after_cursor_key(_sort_values(row, order), order)))
     page = merged[:limit]
     more = len(merged) > limit or any(len(p) >= limit for p in per_state)
     cursor = _sort_values(page[-1], order) if page and more else None

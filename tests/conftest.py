@@ -18,6 +18,15 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 SHOPS = [("pdd-1", "pdd"), ("pdd-2", "pdd"), ("temu-1", "temu"), ("tiktok-1", "tiktok")]
 
 
+def add_demo_shops(store: Any, *, username: str | None = None) -> None:
+    """The four test shops on ``*.shopfleet.test`` (any store); ``username``: a login
+    pattern such as ``"{shop}-user"``."""
+    for shop, platform in SHOPS:
+        store.add_shop(shop, platform=platform,
+                       base_url=f"http://{platform}.shopfleet.test/shop/{shop}",
+                       **({"username": username.format(shop=shop)} if username else {}))
+
+
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory,
                    monkeypatch: pytest.MonkeyPatch) -> None:
@@ -45,9 +54,7 @@ def make_store(tmp_path: Path, clock: FakeClock) -> Iterator[StoreFactory]:
         store = SqliteStore(tmp_path / name, settings=settings, clock=clock)
         opened.append(store)
         if shops:
-            for shop, platform in SHOPS:
-                store.add_shop(shop, platform=platform,
-                               base_url=f"http://{platform}.shopfleet.test/shop/{shop}")
+            add_demo_shops(store)
         return store
 
     yield make

@@ -323,9 +323,8 @@ class Engine:
         recovered = await self.astore.recover_expired()
         if recovered:
             log.info("recovered %d tasks whose worker died", len(recovered))
-        sync = getattr(self.breakers, "sync", None)
-        if sync is not None:  # shared breakers: know the fleet's open ones before claiming
-            await sync()
+        # Shared breakers sync once in start(): the fleet's open ones are known before the
+        # first claim.
         for part in (self.gates, self.breakers):
             start = getattr(part, "start", None)
             if start is not None:

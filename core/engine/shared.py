@@ -293,6 +293,14 @@ class _Connection:
             await client.aclose()
 
 
+async def _cancelled(task: asyncio.Task[None] | None) -> None:
+    """Cancel a background task and wait until it has stopped."""
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 async def _outage_pause(what: str, attempt: int) -> None:
     wait = min(_OUTAGE_WAIT_S[0] * 2 ** attempt, _OUTAGE_WAIT_S[1])
     if attempt == 0:
@@ -589,11 +597,8 @@ class RedisRateGates:
 
     async def close(self) -> None:
         """Stop the refresher, push what is queued (if Redis answers), close the client."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await _cancelled(self._task)
+        self._task = None
         with contextlib.suppress(*_REDIS_DOWN):
             await self.flush()
         await self._conn.close()
@@ -915,11 +920,8 @@ class RedisBreakers:
 
     async def close(self) -> None:
         """Stop syncing, push what is queued (if Redis answers), close the client."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await _cancelled(self._task)
+        self._task = None
         with contextlib.suppress(*_REDIS_DOWN):
             for b in self._by_name.values():
                 if b._claimed and not b._probe_in_flight:

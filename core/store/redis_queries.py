@@ -32,7 +32,6 @@ letter folds). All functions block: call them off any event loop.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -325,7 +324,7 @@ def task_page(store: Store, view: str, states: tuple[str, ...], sort: str, desce
               order: tuple[tuple[str, bool], ...], flt: TaskFilter, after: Cursor | None,
               limit: int) -> TaskPage:
     """:func:`core.queries.task_page` (arguments checked there)."""
-    from ..queries import TaskPage, _after_cursor_key, _sort_values
+    from ..queries import merge_page
 
     rd = _Reader(store)
     per_state: list[list[TaskRow]] = []
@@ -336,28 +335,17 @@ def task_page(store: Store, view: str, states: tuple[str, ...], sort: str, desce
             if len(got) >= limit:
                 break
         per_state.append(got)
-    if len(per_state) == 1:
-        merged = per_state[0]
-    else:
-        merged = list(heapq.merge(*per_state,
-                                  key=lambda row: _after_cursor_key(_sort_values(row, order),
-                                                                    order)))
-    page = merged[:limit]
-    more = len(merged) > limit or any(len(p) >= limit for p in per_state)
-    cursor = _sort_values(page[-1], order) if page and more else None
-    return TaskPage(tuple(page), cursor)
+    return merge_page(per_state, order, limit)
 
 
 def count_tasks(store: Store, states: tuple[str, ...], flt: TaskFilter, cap: int
                 ) -> tuple[int, bool]:
-    """:func:`core.queries.count_tasks`: ``P:counts`` unfiltered; otherwise matches counted
-    up to ``cap + 1`` (only a shop filter on the queue: the shop's queue size, O(1))."""
+    """:func:`core.queries.count_tasks` with a filter (unfiltered counts come from the
+    store's counters there): matches counted up to ``cap + 1`` (only a shop filter on the
+    queue: the shop's queue size, O(1))."""
     from ..queries import _order
 
     rd = _Reader(store)
-    if flt.empty:
-        vals = rd.r.hmget(rd.k.counts, list(states))
-        return sum(_int(v) for v in vals), True
     n = 0
     only_shop = not (flt.platform or flt.type or flt.text.strip())
     order = _order("id", False)

@@ -934,10 +934,12 @@ class SqliteStore:
 
     def heartbeat(self, owner: str, info: dict[str, Any]) -> None:
         now = self.clock.now()
-        old = self.meta(f"worker:{owner}")
-        started = json.loads(old).get("started_at", now) if old else now
+        started = info.get("started_at")
+        if started is None:  # keep the first one (engines always say; read only otherwise)
+            old = self.meta(f"worker:{owner}")
+            started = json.loads(old).get("started_at", now) if old else now
         rec = {**info, "owner": owner, "heartbeat_at": now, "state": "alive",
-               "started_at": info.get("started_at", started)}
+               "started_at": started}
         self.set_meta(f"worker:{owner}", json.dumps(rec, default=str))
 
     def worker_gone(self, owner: str) -> None:

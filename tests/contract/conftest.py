@@ -21,7 +21,7 @@ from core.config import Settings
 from core.store import SqliteStore
 from core.store.base import Store
 from core.testing import FakeClock
-from tests.conftest import SHOPS
+from tests.conftest import add_demo_shops
 
 StoreFactory = Callable[..., Store]
 
@@ -69,9 +69,7 @@ def store_factory(store_kind: str, request: pytest.FixtureRequest, tmp_path: Pat
                               prefix=f"contract{n}")
         opened.append(store)
         if shops:
-            for shop, platform in SHOPS:
-                store.add_shop(shop, platform=platform,
-                               base_url=f"http://{platform}.shopfleet.test/shop/{shop}")
+            add_demo_shops(store)
         return store  # type: ignore[no-any-return]
 
     def close(store: Any) -> None:

@@ -19,7 +19,7 @@ from core.engine.build import build_engine, open_store
 from core.store import TaskState
 from core.store.base import Store
 from core.testing import FakeExecutor
-from tests.conftest import SHOPS
+from tests.conftest import SHOPS, add_demo_shops
 from tests.helpers import spec
 
 pytestmark = pytest.mark.timeout(120)
@@ -36,9 +36,7 @@ def _settings(**queue: float) -> Settings:
 def _store(url: str, settings: Settings, *, shops: bool = False) -> Store:
     store = open_store(settings, url=url, validate=False)
     if shops:
-        for name, platform in SHOPS:
-            store.add_shop(name, platform=platform,
-                           base_url=f"http://{platform}.shopfleet.test/shop/{name}")
+        add_demo_shops(store)
     return store
 
 

@@ -17,7 +17,7 @@ from core.config import Settings
 from core.engine.build import build_engine, open_store
 from core.events import EngineProblem, Event
 from core.testing import FakeExecutor
-from tests.conftest import SHOPS
+from tests.conftest import SHOPS, add_demo_shops
 from tests.helpers import missing_tool, spec
 
 pytestmark = pytest.mark.timeout(120)
@@ -34,9 +34,7 @@ def test_the_engine_waits_out_a_redis_restart_and_loses_nothing() -> None:
                "default_domain": {"rate_per_s": 1000, "burst": 1000}})
     with RedisServer(durable=True) as server:
         store = open_store(settings, url=server.url, validate=False)
-        for name, platform in SHOPS:
-            store.add_shop(name, platform=platform,
-                           base_url=f"http://{platform}.shopfleet.test/shop/{name}")
+        add_demo_shops(store)
         ids = store.submit_many([spec(shop=name, params={"steps": 4, "step_s": 0.1})
                                  for name, _ in SHOPS for _ in range(6)])
         ex = FakeExecutor()

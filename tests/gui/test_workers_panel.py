@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 
 from core import SqliteStore, TaskState, open_store
 from core.testing import FakeClock
-from tests.conftest import SHOPS
+from tests.conftest import SHOPS, add_demo_shops
 from tests.gui.conftest import Run, make_settings
 from tests.helpers import spec
 
@@ -41,10 +41,8 @@ def fleet_store(tmp_path: Path) -> Iterator[tuple[SqliteStore, FakeClock]]:
     # the test has let a worker fall silent.
     clock = FakeClock(time.time() - make_settings().queue.worker_lost_after_s - 5)
     s = open_store(make_settings(), tmp_path / "fleet.db", clock=clock)
-    for shop, platform in SHOPS:
-        s.add_shop(shop, platform=platform,
-                   base_url=f"http://{platform}.shopfleet.test/shop/{shop}",
-                   username=f"{shop}-user")
+    add_demo_shops(s, username="{shop}-user")
+    for shop, _ in SHOPS:
         s.update_shop(shop, password_enc=b"x")
     yield s, clock  # type: ignore[misc]
     s.close()

@@ -29,7 +29,7 @@ from core.store import SqliteStore
 from core.store.base import Store
 from core.testing import FakeClock
 from core.tickets import Signature, normalise_error
-from tests.conftest import SHOPS, StoreFactory
+from tests.conftest import SHOPS, StoreFactory, add_demo_shops
 from tests.helpers import spec
 
 TYPES = ("reply_customer", "campaign_signup", "upload_product", "collect_data")
@@ -64,9 +64,7 @@ def _redis_store(url: str, clock: FakeClock) -> Store:
     from core.store.redis_store import RedisStore
 
     store: Store = RedisStore(url, settings=Settings(), clock=clock, prefix="qtest")
-    for shop, platform in SHOPS:
-        store.add_shop(shop, platform=platform,
-                       base_url=f"http://{platform}.shopfleet.test/shop/{shop}")
+    add_demo_shops(store)
     return store
 
 

@@ -108,23 +108,6 @@ def test_batch_is_all_or_nothing(make_store: StoreFactory) -> None:
     assert store.tasks() == []
 
 
-def test_backlog_refuses_routine_work_and_keeps_a_reserve_for_urgent(
-        make_store: StoreFactory) -> None:
-    store = make_store(queue={"max_backlog": 10, "urgent_reserve": 0.2},
-                       priority={"preempt_threshold": 15})
-    store.submit_many([spec() for _ in range(10)])
-    with pytest.raises(BacklogFull):
-        store.submit(spec())
-    with pytest.raises(BacklogFull):  # a batch that would overflow is refused whole
-        store.submit_many([spec(priority=20), spec()])
-    assert store.counts()["queued"] == 10
-    urgent = store.submit_many([spec("reply_customer", priority=20) for _ in range(2)])
-    assert len(urgent) == 2
-    with pytest.raises(BacklogFull):  # the reserve is 2
-        store.submit(spec("reply_customer", priority=20))
-    assert store.counts()["queued"] == 12   # nothing dropped, nothing extra
-
-
 def test_async_submit_waits_for_room(make_store: StoreFactory) -> None:
     store = make_store(queue={"max_backlog": 2, "max_tasks_per_shop": 10})
     store.submit_many([spec(), spec()])

@@ -20,7 +20,7 @@ from core.store.redis_keys import Keys
 from core.store.redis_store import RedisStore, public_url
 from core.testing import FakeClock
 from core.tickets import Signature
-from tests.conftest import SHOPS
+from tests.conftest import SHOPS, add_demo_shops
 from tests.helpers import spec
 
 Factory = Callable[..., RedisStore]
@@ -36,9 +36,7 @@ def open_store(redis_url: str, clock: FakeClock) -> Iterator[Factory]:
         store = RedisStore(redis_url, settings=settings, clock=clock, prefix=prefix)
         opened.append(store)
         if shops:
-            for shop, platform in SHOPS:
-                store.add_shop(shop, platform=platform,
-                               base_url=f"http://{platform}.shopfleet.test/shop/{shop}")
+            add_demo_shops(store)
         return store
 
     yield make
