@@ -500,7 +500,8 @@ for i = 6, #ARGV do
   local owner = ARGV[i]
   local w = redis.call('HMGET', k('worker:' .. owner), 'state', 'heartbeat_at', 'host')
   if w[1] == 'alive' and tonumber(w[2]) < cutoff then
-    redis.call('HSET', k('worker:' .. owner), 'state', 'lost')
+    -- its tasks are requeued here: it holds none any more
+    redis.call('HSET', k('worker:' .. owner), 'state', 'lost', 'running', '0')
     local why = 'worker ' .. owner .. ' on ' .. (w[3] or '') .. ' stopped heartbeating'
     local ids = redis.call('SMEMBERS', k('owner:' .. owner))
     table.sort(ids, function(a, b) return tonumber(a) < tonumber(b) end)

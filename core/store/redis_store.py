@@ -849,7 +849,7 @@ class RedisStore:
     def worker_gone(self, owner: str) -> None:
         """A worker stopped cleanly."""
         if self._r.exists(self.keys.worker(owner)):
-            self._r.hset(self.keys.worker(owner), "state", "stopped")
+            self._r.hset(self.keys.worker(owner), mapping={"state": "stopped", "running": "0"})
 
     def workers(self) -> list[WorkerInfo]:
         owners = sorted(self._r.zrange(self.keys.workers, 0, -1))

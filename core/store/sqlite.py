@@ -945,7 +945,7 @@ class SqliteStore:
     def worker_gone(self, owner: str) -> None:
         old = self.meta(f"worker:{owner}")
         if old:
-            rec = {**json.loads(old), "state": "stopped"}
+            rec = {**json.loads(old), "state": "stopped", "running": 0}
             self.set_meta(f"worker:{owner}", json.dumps(rec, default=str))
 
     def workers(self) -> list[WorkerInfo]:
@@ -961,7 +961,8 @@ class SqliteStore:
         out: list[int] = []
         for w in lost:
             self.set_meta(f"worker:{w.owner}",
-                          json.dumps({**w.to_json(), "state": "lost"}, default=str))
+                          json.dumps({**w.to_json(), "state": "lost", "running": 0},
+                                     default=str))
             gone = w.owner
 
             def match(owner: str | None, until: float | None, gone: str = gone) -> bool:

@@ -302,7 +302,7 @@ def test_workers_heartbeat_and_say_goodbye(store_factory: StoreFactory,
     store = store_factory()
     assert store.workers() == []
     store.heartbeat("box-1/4242/a", info(running=1, version="1.2"))
-    store.heartbeat("box-2/7/b", {**info(slots=8), "host": "box-2", "pid": 7})
+    store.heartbeat("box-2/7/b", {**info(slots=8, running=3), "host": "box-2", "pid": 7})
     clock.advance(5)
     store.heartbeat("box-1/4242/a", info(running=2, version="1.2"))
     ws = {w.owner: w for w in store.workers()}
@@ -315,6 +315,7 @@ def test_workers_heartbeat_and_say_goodbye(store_factory: StoreFactory,
     store.worker_gone("box-2/7/b")
     ws = {w.owner: w for w in store.workers()}
     assert ws["box-2/7/b"].state == "stopped" and ws["box-1/4242/a"].state == "alive"
+    assert ws["box-2/7/b"].running == 0             # a stopped worker holds nothing
     store.worker_gone("never-seen")                  # no error
     assert "never-seen" not in {w.owner for w in store.workers()}
 
@@ -323,7 +324,7 @@ def test_a_silent_worker_is_lost_and_its_tasks_are_requeued_at_once(
         store_factory: StoreFactory, clock: FakeClock) -> None:
     store = store_factory(queue={"lease_s": 600})
     a, b, c = store.submit_many([spec(shop="pdd-1"), spec(shop="pdd-2"), spec(shop="temu-1")])
-    store.heartbeat("dead", info())
+    store.heartbeat("dead", info(running=2))
     store.heartbeat("live", info())
     store.heartbeat("gone", info())
     ca = store.claim("dead")
@@ -338,6 +339,8 @@ def test_a_silent_worker_is_lost_and_its_tasks_are_requeued_at_once(
     assert sorted(store.recover_lost_workers(30)) == sorted([a, b])
     states = {w.owner: w.state for w in store.workers()}
     assert states == {"dead": "lost", "live": "alive", "gone": "stopped"}
+    running = {w.owner: w.running for w in store.workers()}
+    assert running == {"dead": 0, "live": 1, "gone": 0}   # the lost one holds nothing now
     for t in (a, b):
         rec = store.task(t)
         assert rec.state is TaskState.QUEUED and rec.lease_owner is None
