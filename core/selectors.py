@@ -40,7 +40,7 @@ import unicodedata
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from .errors import SpecError
 
@@ -75,8 +75,6 @@ class ShopRef:
     platform: str
     tags: frozenset[str] = frozenset()
 
-
-S = TypeVar("S", bound=ShopLike)
 
 
 def normalize_tag(tag: str, *, field: str = "tag") -> str:
@@ -144,7 +142,7 @@ class Selector:
     def matches(self, shop: ShopLike) -> bool:
         return any(all(a.matches(shop) for a in term) for term in self.terms)
 
-    def select(self, shops: Iterable[S], *, field: str = "--shops") -> list[S]:
+    def select[S: ShopLike](self, shops: Iterable[S], *, field: str = "--shops") -> list[S]:
         """The shops this selector picks, sorted by name.
 
         Raises:
@@ -216,8 +214,8 @@ def _parse_atom(word: str, *, field: str) -> Atom:
 _EXAMPLE = {"platform": "pdd", "tag": "north", "shop": "pdd-1"}
 
 
-def select_shops(selector: str | Selector, shops: Sequence[S], *,
-                 field: str = "--shops") -> list[S]:
+def select_shops[S: ShopLike](selector: str | Selector, shops: Sequence[S], *,
+                               field: str = "--shops") -> list[S]:
     """Parse (if needed) and apply a selector: the picked shops sorted by name."""
     sel = selector if isinstance(selector, Selector) else parse_selector(selector, field=field)
     return sel.select(shops, field=field)
