@@ -78,5 +78,5 @@ def build_engine(settings: Settings, store: Store, *,
         ex = executor
     # A store shared through Redis (it has a connect_url) shares the gates and breakers there.
     return Engine(store, settings, executor=ex, clock=clock, bus=bus, slots=slots, owner=owner,
-                  shared_url=getattr(store, "connect_url", None),
+                  shared_url=store.shared_url,
                   shared_prefix=settings.store.redis_prefix)

@@ -286,3 +286,46 @@ def test_a_worker_back_from_a_long_pause_does_not_find_itself_lost(
 
     asyncio.run(go())
     assert ex.started == [tid]                   # never requeued, never started twice
+
+
+def test_run_returns_only_after_a_concurrent_stop_has_finished(make_store: StoreFactory) -> None:
+    """``EngineHost`` closes its loop when ``run()`` returns: were ``run()`` to return while
+    a ``stop()`` still closes the executor, that ``stop()`` would never finish."""
+    poll_s = 0.123
+    parked, closing, may_close = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    class Clock(FakeClock):
+        async def sleep(self, seconds: float) -> None:
+            if seconds == poll_s:  # run() waits for work in its idle wait
+                parked.set()
+            await super().sleep(seconds)
+
+    store = make_store()
+    ex = FakeExecutor()
+    engine = Engine(store, executor=ex, clock=Clock(), poll_s=poll_s)
+    seen: list[Event] = []
+    engine.bus.subscribe(seen.append)
+    real_close = ex.close
+
+    async def slow_close() -> None:
+        closing.set()
+        await may_close.wait()
+        await real_close()
+
+    ex.close = slow_close  # type: ignore[method-assign]
+
+    async def go() -> None:
+        runner = asyncio.create_task(engine.run())
+        await parked.wait()
+        stopper = asyncio.create_task(engine.stop())
+        await closing.wait()                       # the shutdown is closing the executor
+        for _ in range(100):                       # run() wakes and reaches its shutdown
+            await asyncio.sleep(0)
+        assert not runner.done(), "run() returned while stop() was still shutting down"
+        may_close.set()
+        await runner
+        await stopper
+        await engine.stop()                        # a second stop returns at once
+
+    asyncio.run(go())
+    assert [type(e).__name__ for e in seen].count("EngineStopped") == 1
