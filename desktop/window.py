@@ -39,9 +39,10 @@ from core import (
     EngineStatistics,
     Refused,
     Settings,
-    SqliteStore,
+    Store,
     TaskStateChanged,
     resources_dir,
+    save_settings,
 )
 
 from . import columns as C
@@ -123,7 +124,7 @@ class ConsoleContext:
     """What the window works with."""
 
     settings: Settings
-    store: SqliteStore
+    store: Store
     host: EngineHost | None
     tickets: TicketSource | None = None
     config_path: Path | None = None
@@ -880,10 +881,10 @@ class MainWindow(QMainWindow):
                 save_language(lang)
                 install_language(lang)
             if dlg.settings is not None and dlg.settings != self.ctx.settings:
-                text = dlg.toml
+                chosen = dlg.settings
 
                 async def write() -> None:
-                    await asyncio.to_thread(_write_text, path, text)
+                    await asyncio.to_thread(save_settings, chosen, path)
 
                 self.runner.run(tr("Save settings"), write, then=lambda _: self.status_message(
                     tr("Settings saved to %1; they apply at the next start", path)))
@@ -972,13 +973,6 @@ class MainWindow(QMainWindow):
 class _ShopRef:
     name: str
     domain: str
-
-
-def _write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def default_config_path() -> Path:
