@@ -48,6 +48,10 @@ class Answer(enum.StrEnum):
     CANCEL = "cancel"
     """Give the task up."""
 
+    def as_rule(self) -> RuleAction:
+        """The rule this answer becomes when the operator makes it one."""
+        return _RULE_FOR_ANSWER[self]
+
 
 class RuleAction(enum.StrEnum):
     RETRY_LATER = "retry_later"
@@ -57,6 +61,10 @@ class RuleAction(enum.StrEnum):
     HUMAN = "human"
     """Send it to a person at once (a ticket, no retries)."""
 
+
+_RULE_FOR_ANSWER = {Answer.RETRY: RuleAction.RETRY_LATER, Answer.RESUME: RuleAction.RETRY_LATER,
+                    Answer.SKIP: RuleAction.SKIP, Answer.DONE: RuleAction.HUMAN,
+                    Answer.CANCEL: RuleAction.HUMAN}
 
 _DIGITS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")
@@ -133,6 +141,11 @@ class KbAnswer:
     error_norm: str
     action: str
     note: str
+
+    def describe(self) -> str:
+        """The failure it answered, as the console lists it."""
+        return (f"{self.platform} / {self.task_type} / {self.step_name or 'start'} / "
+                f"{self.error_class}")
 
 
 @dataclass(frozen=True)

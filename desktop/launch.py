@@ -43,12 +43,12 @@ def engine_host(settings: Settings, store: Store, *, executor: Any = "browser",
 
 
 async def run_console(settings: Settings, store: Store, host: EngineHost, *,
-                      config_path: Path | None, tickets: Any = None, title_suffix: str = "",
+                      config_path: Path | None, title_suffix: str = "",
                       on_window: Callable[[Any], None] | None = None) -> int:
     """Show the window, start the engine off the GUI thread, wait until the window closed."""
     from .window import ConsoleContext, MainWindow
 
-    ctx = ConsoleContext(settings=settings, store=store, host=None, tickets=tickets,
+    ctx = ConsoleContext(settings=settings, store=store, host=None,
                          config_path=config_path, title_suffix=title_suffix)
     window = MainWindow(ctx)
     done = asyncio.get_running_loop().create_future()

@@ -1,10 +1,16 @@
-"""The main window: live tables, the detail pane, the dashboard, operator actions.
+"""The main window: layout and wiring of the live tables, the detail pane, the dashboard and
+the operator's actions.
 
 Data flows one way. Commands go to the engine through :class:`desktop.actions.ActionRunner`;
 changes come back as core events through the :class:`desktop.bridge.EngineBridge`, which marks
 table models stale; a short timer refreshes the stale models that are on screen (so a burst of
 events costs one read, and a hidden table costs nothing). Table models read pages from the
 store on worker threads; they never own the data.
+
+What lives elsewhere: the actions' words, shortcuts, menus and enabling
+(:mod:`desktop.action_table`); the operations they run, one call into core each
+(:mod:`desktop.operations`); the in-flight rows (:mod:`desktop.inflight`); ticket reads
+(:mod:`desktop.tickets`).
 """
 
 from __future__ import annotations
@@ -15,12 +21,11 @@ import time
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QIcon
 from PySide6.QtWidgets import (
-    QApplication,
     QLabel,
     QMainWindow,
     QMenu,
@@ -37,15 +42,17 @@ from core import (
     Engine,
     EngineHost,
     EngineStatistics,
-    Refused,
     Settings,
     Store,
     TaskStateChanged,
+    data_dir,
     resources_dir,
     save_settings,
 )
 
+from . import action_table as A
 from . import columns as C
+from . import operations as ops
 from ._core import (
     filter_choices,
     flow_names,
@@ -60,6 +67,7 @@ from .dashboard import Dashboard
 from .detail import DetailPane
 from .dialogs import BumpDialog, GateDialog, SettingsDialog, SubmitDialog
 from .i18n import install_language, save_language, saved_language, tr
+from .inflight import InFlightRow, engine_snapshot, fleet_running, merge_in_flight
 from .models import (
     KeyedTableModel,
     ListTableModel,
@@ -70,53 +78,11 @@ from .models import (
 )
 from .panels import TablePanel
 from .ticket_dialog import TicketDialog, load_bundle
-from .tickets import BasicTicketSource, TicketSource, ticket_source_for
+from .tickets import TicketReads
 
 log = logging.getLogger(__name__)
 
-TASK_PANELS = ("pending", "in_flight", "suspended", "quarantine", "history")
-
-
-@dataclass(frozen=True)
-class InFlightRow:
-    """A running task: as this console's engine sees it now (copied on the engine thread),
-    or, when another worker of the fleet runs it, as the store has it (``remote``)."""
-
-    id: int
-    type: str
-    shop: str
-    platform: str
-    domain: str
-    step: int
-    steps: int
-    step_name: str
-    browser_id: int | None
-    started_at: float
-    score: float
-    preemptible: bool
-    worker: str = ""
-    """The host of the worker running it (a remote task)."""
-    owner: str = ""
-    remote: bool = False
-
-
-def _remote_row(r: Any, worker: Any) -> InFlightRow:
-    """A task another worker runs, from its store row (no step progress: that stays there)."""
-    return InFlightRow(id=r.id, type=r.type, shop=r.shop, platform=r.platform, domain=r.domain,
-                       step=0, steps=0, step_name="", browser_id=None,
-                       started_at=r.started_at or r.updated_at, score=r.score,
-                       preemptible=r.preemptible, worker=getattr(worker, "host", ""),
-                       owner=getattr(worker, "owner", ""), remote=True)
-
-
-def _snapshot(engine: Engine) -> tuple[EngineStatistics, list[InFlightRow]]:
-    """Runs on the engine thread: TaskControl is mutable and belongs there."""
-    rows = [InFlightRow(id=t.id, type=t.type, shop=t.shop, platform=t.platform,
-                        domain=t.domain, step=c.step, steps=c.steps, step_name=c.step_name,
-                        browser_id=c.browser_id, started_at=c.started_at, score=t.score,
-                        preemptible=t.preemptible)
-            for t, c in engine.running_tasks()]
-    return engine.statistics(), rows
+TASK_PANELS = A.TASK_PANELS
 
 
 @dataclass
@@ -126,7 +92,6 @@ class ConsoleContext:
     settings: Settings
     store: Store
     host: EngineHost | None
-    tickets: TicketSource | None = None
     config_path: Path | None = None
     title_suffix: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -142,8 +107,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.ctx = ctx
         self.store = ctx.store
-        self.tickets: TicketSource = ctx.tickets or BasicTicketSource(ctx.store)
-        self._own_tickets = ctx.tickets is None
+        self.tickets = TicketReads(ctx.store)
         self.setObjectName("main-window")
         self.setWindowIcon(app_icon())
         self.reader = Reader()
@@ -182,8 +146,7 @@ class MainWindow(QMainWindow):
             "shops": ListTableModel(C.SHOPS, lambda r: r.name, self._load_shops, self),
             "gates": ListTableModel(C.GATES, lambda r: r.name, self._no_load, self),
             "breakers": ListTableModel(C.BREAKERS, lambda r: r.name, self._no_load, self),
-            "kb": ListTableModel(C.KB, lambda r: (r.signature, r.answered_at), self._load_kb,
-                                 self),
+            "kb": ListTableModel(C.KB, lambda r: r.id, self._load_kb, self),
             "rules": ListTableModel(C.RULES, lambda r: r.id, self._load_rules, self),
             "workers": ListTableModel(C.WORKERS, lambda r: r.owner, self._load_workers, self),
         }
@@ -236,9 +199,7 @@ class MainWindow(QMainWindow):
         self.toolbar = QToolBar(self)
         self.toolbar.setObjectName("toolbar")
         self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        for key in ("submit", "bump", "preempt", "cancel", "retry", "release", "answer", None,
-                    "pause_shop", "resume_shop", "pause_domain", "resume_domain", None,
-                    "gate_rate", "breaker_open", "breaker_close", None, "settings"):
+        for key in A.TOOLBAR:
             if key is None:
                 self.toolbar.addSeparator()
             else:
@@ -282,8 +243,6 @@ class MainWindow(QMainWindow):
         """Connect to a started engine: subscribe to its events, enable the actions."""
         self.ctx.host = host
         self.runner.host = host
-        if self._own_tickets:
-            self.tickets = ticket_source_for(self.store, host.engine)
         self.bridge = EngineBridge(host.bus, self)
         b = self.bridge
         for sig in (b.tasks_submitted, b.task_state_changed, b.task_bumped):
@@ -332,11 +291,7 @@ class MainWindow(QMainWindow):
         self.models["workers"].set_rows(workers)
         self._size_owner_column()
         here = self.ctx.host.engine.owner if self.ctx.host is not None else None
-        by_task = {int(t): w for w in workers if w.state == "alive"
-                   for t in w.detail.get("running_ids", []) or []}
-        self._remote_running = [
-            _remote_row(r, by_task.get(r.id)) for r in page.rows
-            if here is None or getattr(by_task.get(r.id), "owner", None) != here]
+        self._remote_running = fleet_running(page.rows, workers, here)
         self._show_in_flight()
 
     def _size_owner_column(self) -> None:
@@ -349,9 +304,8 @@ class MainWindow(QMainWindow):
 
     def _show_in_flight(self) -> None:
         """This engine's tasks as it sees them, then the ones other workers run."""
-        local = {r.id for r in self._local_running}
         self.models["in_flight"].set_rows(
-            self._local_running + [r for r in self._remote_running if r.id not in local])
+            merge_in_flight(self._local_running, self._remote_running))
         self._update_titles()
 
     async def _load_kb(self) -> list[Any]:
@@ -445,7 +399,7 @@ class MainWindow(QMainWindow):
             self.models["workers"].tick()
             return
         try:
-            fut = self.ctx.host.call_soon(_snapshot)
+            fut = self.ctx.host.call_soon(engine_snapshot)
         except Exception:
             return
         self._spawn(self._take_snapshot(asyncio.wrap_future(fut)))
@@ -521,12 +475,7 @@ class MainWindow(QMainWindow):
     # -- tabs and text -------------------------------------------------------------------
 
     def _tab_title(self, key: str) -> str:
-        names = {"pending": tr("Pending"), "in_flight": tr("In flight"),
-                 "suspended": tr("Suspended"), "quarantine": tr("Quarantine"),
-                 "tickets": tr("Tickets"), "history": tr("History"), "shops": tr("Shops"),
-                 "gates": tr("Gates & breakers"), "kb": tr("Knowledge base & rules"),
-                 "dashboard": tr("Dashboard"), "workers": tr("Workers")}
-        title = names[key]
+        title = A.tab_names()[key]
         m = self.models.get(key)
         if isinstance(m, TaskTableModel) and key != "history":
             title += f" ({m.total:,})"
@@ -548,7 +497,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(tr("ShopFleet console") + self.ctx.title_suffix)
         self._show_store()
         self._update_titles()
-        texts = self._action_texts()
+        texts = A.texts()
         for key, act in self.acts.items():
             text, tip = texts[key]
             act.setText(text)
@@ -574,42 +523,8 @@ class MainWindow(QMainWindow):
 
     # -- actions ------------------------------------------------------------------------
 
-    def _action_texts(self) -> dict[str, tuple[str, str]]:
-        return {
-            "submit": (tr("Submit…"), tr("Submit tasks from a form or a JSON/JSONL file")),
-            "bump": (tr("Bump…"), tr("Change the priority of the selected tasks")),
-            "preempt": (tr("Preempt"), tr("Suspend the selected running task at its next safe "
-                                          "step")),
-            "cancel": (tr("Cancel"), tr("Cancel the selected tasks")),
-            "retry": (tr("Retry"), tr("Run the selected finished tasks again")),
-            "release": (tr("Release"), tr("Requeue the selected quarantined tasks")),
-            "answer": (tr("Answer ticket…"), tr("Answer the selected ticket")),
-            "pause_shop": (tr("Pause shop"), tr("Stop starting tasks of the selected shop")),
-            "resume_shop": (tr("Resume shop"), tr("Start tasks of the selected shop again")),
-            "pause_domain": (tr("Pause domain"), tr("Stop starting tasks on the selected "
-                                                    "shop's site")),
-            "resume_domain": (tr("Resume domain"), tr("Start tasks on the selected shop's "
-                                                      "site again")),
-            "gate_rate": (tr("Gate rate…"), tr("Change a rate gate")),
-            "breaker_open": (tr("Open breaker"), tr("Stop a site's tasks by hand")),
-            "breaker_close": (tr("Close breaker"), tr("Let a site's tasks run again")),
-            "settings": (tr("Settings…"), tr("Configuration and language")),
-            "refresh": (tr("Refresh"), tr("Read every table again")),
-        }
-
     def _make_actions(self) -> None:
-        keys = {
-            "submit": QKeySequence("Ctrl+N"), "bump": QKeySequence("Ctrl+B"),
-            "preempt": QKeySequence("Ctrl+P"), "cancel": QKeySequence(QKeySequence.StandardKey
-                                                                      .Delete),
-            "retry": QKeySequence("Ctrl+R"), "release": QKeySequence("Ctrl+L"),
-            "answer": QKeySequence("Ctrl+Return"), "pause_shop": QKeySequence("Ctrl+Shift+P"),
-            "resume_shop": QKeySequence("Ctrl+Shift+R"), "pause_domain": QKeySequence(),
-            "resume_domain": QKeySequence(), "gate_rate": QKeySequence("Ctrl+G"),
-            "breaker_open": QKeySequence(), "breaker_close": QKeySequence(),
-            "settings": QKeySequence(QKeySequence.StandardKey.Preferences),
-            "refresh": QKeySequence(QKeySequence.StandardKey.Refresh),
-        }
+        keys = A.shortcuts()
         handlers: dict[str, Callable[[], None]] = {
             "submit": self.submit_tasks, "bump": self.bump_selected,
             "preempt": self.preempt_selected, "cancel": self.cancel_selected,
@@ -686,43 +601,17 @@ class MainWindow(QMainWindow):
 
     def _update_actions(self) -> None:
         key = self.current_key()
-        engine = self.ctx.host is not None
-        tasks = bool(self.selected_task_ids())
-        has = {
-            "submit": engine,
-            "bump": engine and key in ("pending", "suspended", "quarantine", "in_flight")
-            and tasks,
-            "preempt": engine and key == "in_flight" and tasks,
-            "cancel": engine and tasks and key != "history",
-            "retry": engine and key == "history" and tasks,
-            "release": engine and key == "quarantine" and tasks,
-            "answer": engine and key == "tickets" and tasks,
-            "pause_shop": engine and bool(self._selected_shops()),
-            "resume_shop": engine and bool(self._selected_shops()),
-            "pause_domain": engine and bool(self._selected_shops()),
-            "resume_domain": engine and bool(self._selected_shops()),
-            "gate_rate": engine,
-            "breaker_open": engine and key == "gates" and bool(self._selected_in("breakers")),
-            "breaker_close": engine and key == "gates" and bool(self._selected_in("breakers")),
-            "settings": True, "refresh": True,
-        }
-        for k, on in has.items():
-            self.acts[k].setEnabled(bool(on))
+        sel = A.Selection(tab=key, engine=self.ctx.host is not None,
+                          tasks=bool(self.selected_task_ids()),
+                          shops=bool(self._selected_shops()),
+                          breakers=bool(self._selected_in("breakers")))
+        for k, on in A.enabled(sel).items():
+            self.acts[k].setEnabled(on)
 
     def _context_menu(self, name: str, pos: Any) -> None:
         self._update_actions()
         menu = QMenu(self)
-        per = {
-            "pending": ["bump", "cancel", None, "pause_shop", "resume_shop", "pause_domain"],
-            "in_flight": ["preempt", "bump", "cancel", None, "pause_shop"],
-            "suspended": ["bump", "cancel"],
-            "quarantine": ["release", "bump", "cancel"],
-            "tickets": ["answer", "cancel", None, "pause_shop"],
-            "history": ["retry"],
-            "shops": ["pause_shop", "resume_shop", "pause_domain", "resume_domain"],
-            "gates": ["gate_rate"],
-            "breakers": ["breaker_open", "breaker_close"],
-        }.get(name, [])
+        per = A.CONTEXT_MENUS.get(name, [])
         for key in per:
             if key is None:
                 menu.addSeparator()
@@ -741,20 +630,15 @@ class MainWindow(QMainWindow):
     # -- the actions themselves ---------------------------------------------------------
 
     def _each(self, what: str, ids: Sequence[Any],
-              fn: Callable[[Engine, Any], Awaitable[Changes]]) -> asyncio.Task[None] | None:
-        """Run one command per selected item as one action; the first refusal stops it and
+              fn: ops.Operation) -> asyncio.Task[None] | None:
+        """Run one operation per selected item as one action; the first refusal stops it and
         is shown; what was done before it stays done."""
         if not ids:
             return None
         items = list(ids)
 
         async def all_of(engine: Engine) -> Changes:
-            merged: dict[str, bool] = {}
-            for x in items:
-                ch = await fn(engine, x)
-                for k in ("tasks", "shops", "gates", "breakers", "browsers", "tickets"):
-                    merged[k] = merged.get(k, False) or bool(getattr(ch, k, False))
-            return Changes(**merged)
+            return ops.merged([await fn(engine, x) for x in items])
 
         return self.runner.command(what, all_of)
 
@@ -764,9 +648,9 @@ class MainWindow(QMainWindow):
             return
         snap = self.models[self.current_key()].snapshot(ids[0]) \
             if self.current_key() in self.models else None
-        dlg = BumpDialog(len(ids), getattr(snap, "score", None), self)
+        dlg = BumpDialog(len(ids), snap.score if snap is not None else None, self)
         dlg.accepted.connect(lambda: self._each(
-            tr("Bump"), ids, lambda e, i: e.bump(i, **dlg.values())))
+            tr("Bump"), ids, lambda e, i: ops.bump(e, i, **dlg.values())))
         self.dialog = dlg
         dlg.open()
 
@@ -778,36 +662,33 @@ class MainWindow(QMainWindow):
                           tr("Cancel %1 task(s)? Running ones stop at their next step.",
                              len(ids)),
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
-        box.accepted.connect(lambda: self._each(tr("Cancel"), ids, lambda e, i: e.cancel(i)))
+        box.accepted.connect(lambda: self._each(tr("Cancel"), ids, lambda e, i: ops.cancel(e, i)))
         self.last_confirm = box
         box.open()
 
     def retry_selected(self) -> None:
-        self._each(tr("Retry"), self.selected_task_ids(),
-                   lambda e, i: self.tickets.retry(e, i))
+        self._each(tr("Retry"), self.selected_task_ids(), lambda e, i: ops.retry(e, i))
 
     def preempt_selected(self) -> None:
-        self._each(tr("Preempt"), self.selected_task_ids(),
-                   lambda e, i: self.tickets.preempt(e, i))
+        self._each(tr("Preempt"), self.selected_task_ids(), lambda e, i: ops.preempt(e, i))
 
     def release_selected(self) -> None:
-        self._each(tr("Release"), self.selected_task_ids(),
-                   lambda e, i: self.tickets.release(e, i))
+        self._each(tr("Release"), self.selected_task_ids(), lambda e, i: ops.release(e, i))
 
     def pause_shops(self, paused: bool) -> None:
         names = [s.name for s in self._selected_shops()]
         self._each(tr("Pause shop") if paused else tr("Resume shop"), names,
-                   lambda e, n: e.pause_shop(n, paused))
+                   lambda e, n: ops.pause_shop(e, n, paused))
 
     def pause_domains(self, paused: bool) -> None:
         domains = sorted({s.domain for s in self._selected_shops() if s.domain})
         self._each(tr("Pause domain") if paused else tr("Resume domain"), domains,
-                   lambda e, d: e.pause_domain(d, paused))
+                   lambda e, d: ops.pause_domain(e, d, paused))
 
-    def set_breakers(self, state: str) -> None:
+    def set_breakers(self, state: Literal["open", "closed"]) -> None:
         names = self._selected_in("breakers")
         self._each(tr("Open breaker") if state == "open" else tr("Close breaker"), names,
-                   lambda e, n: e.set_breaker(n, state))  # type: ignore[arg-type]
+                   lambda e, n: ops.set_breaker(e, n, state))
 
     def change_gate(self) -> None:
         gates = self.models["gates"]
@@ -825,8 +706,8 @@ class MainWindow(QMainWindow):
 
         def go() -> None:
             name, rate, burst = dlg.values()
-            self.runner.command(tr("Gate rate"), lambda e: e.set_gate_rate(
-                name, rate_per_s=rate, burst=burst))
+            self.runner.command(tr("Gate rate"),
+                                lambda e: ops.set_gate_rate(e, name, rate, burst))
 
         dlg.accepted.connect(go)
         self.dialog = dlg
@@ -839,7 +720,7 @@ class MainWindow(QMainWindow):
 
         def go() -> None:
             specs = dlg.specs
-            self.runner.command(tr("Submit tasks"), lambda e: e.submit(specs),
+            self.runner.command(tr("Submit tasks"), lambda e: ops.submit(e, specs),
                                 then=lambda ids: self.status_message(
                                     tr("Submitted %1 task(s)", len(ids))))
             self._mark(("pending",))
@@ -866,8 +747,7 @@ class MainWindow(QMainWindow):
     def _answer(self, ticket_id: int, action: str, note: str, make_rule: bool) -> None:
         self.runner.command(
             tr("Answer ticket"),
-            lambda e: self.tickets.answer(e, ticket_id, action,  # type: ignore[arg-type]
-                                          note=note, make_rule=make_rule))
+            lambda e: ops.answer_ticket(e, ticket_id, action, note=note, make_rule=make_rule))
         self._mark(("tickets", "kb", "rules"))
 
     def open_settings(self) -> None:
@@ -976,8 +856,6 @@ class _ShopRef:
 
 
 def default_config_path() -> Path:
-    from core import data_dir
-
     return data_dir() / "shopfleet.toml"
 
 
@@ -987,13 +865,3 @@ def app_icon() -> QIcon:
     if icon.isNull():
         icon = QIcon(str(folder / "shopfleet.png"))
     return icon
-
-
-def refused(message: str) -> Refused:
-    return Refused(message)
-
-
-def qapp() -> QApplication:
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    return app

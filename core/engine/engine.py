@@ -918,6 +918,25 @@ class Engine:
                                           "cancelled by operator"))
         return Changes(tasks=True, detail={"was": before.value})
 
+    async def retry(self, task_id: int) -> Changes:
+        """Run a finished task (done, failed or cancelled) again: a new task with its spec.
+
+        Raises:
+            Refused: the task has not finished (it may still run, or wait for a person).
+        """
+        rec = await self.astore.task(task_id)
+        if not rec.state.is_final:
+            raise Refused(f"task {task_id} is {rec.state.value}; only finished tasks can be "
+                          "retried")
+        data: dict[str, Any] = {"type": rec.type, "shop": rec.shop, "params": rec.params,
+                                "max_attempts": rec.max_attempts}
+        if rec.flow is not None:
+            data["flow"] = rec.flow
+        else:
+            data["steps"] = rec.steps
+        ids = await self.submit([TaskSpec.model_validate(data)])
+        return Changes(tasks=True, detail={"retried_as": ids[0]})
+
     async def pause_shop(self, name: str, paused: bool = True) -> Changes:
         await self.astore.run(self.store.set_shop_paused, name, paused)
         self.bus.publish(ShopPaused(self.clock.now(), name, paused))

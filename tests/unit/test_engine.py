@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from core.engine import BreakerState, Engine
-from core.errors import ShopFleetError
+from core.errors import Refused, ShopFleetError
 from core.events import BreakerChanged, EngineProblem, Event, TaskStateChanged
 from core.store import SqliteStore, TaskState
 from core.testing import FakeClock, FakeExecutor
@@ -329,3 +329,23 @@ def test_run_returns_only_after_a_concurrent_stop_has_finished(make_store: Store
 
     asyncio.run(go())
     assert [type(e).__name__ for e in seen].count("EngineStopped") == 1
+
+
+def test_retry_runs_a_finished_task_again_and_refuses_an_unfinished_one(
+        make_store: StoreFactory, clock: FakeClock) -> None:
+    store = make_store()
+    done_id, queued_id = store.submit_many([task("pdd-1", page=2), task("pdd-2", page=3)])
+    store.cancel(done_id)
+    engine, _, _ = make_engine(store, clock)
+
+    async def go() -> tuple[Any, Any]:
+        changes = await engine.retry(done_id)
+        with pytest.raises(Refused, match="only finished tasks"):
+            await engine.retry(queued_id)
+        return changes, store.counts()
+
+    changes, counts = asyncio.run(go())
+    again = store.task(changes.detail["retried_as"])
+    assert again.id not in (done_id, queued_id) and again.state is TaskState.QUEUED
+    assert (again.shop, again.type, again.params) == ("pdd-1", "collect_data", {"page": 2})
+    assert counts["queued"] == 2   # the refused retry submitted nothing
