@@ -5,9 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QT_TR_NOOP
-
-from .i18n import tr
+from .i18n import QT_TR_NOOP, tr
 from .models import Column, fmt_duration, fmt_in, fmt_time
 from .tickets import rule_signature
 

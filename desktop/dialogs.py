@@ -366,13 +366,14 @@ class SettingsDialog(QDialog):
             self.settings = settings_from_dict(data, source=tr("the settings dialog"))
         except ConfigError as exc:
             self.error.setText(f"{exc.field}: {exc.reason}")
-            w = self.widgets.get(exc.field)
-            if w is not None:
-                w.setStyleSheet("border: 1px solid #b00020")
+            bad = self.widgets.get(exc.field)
+            if bad is not None:
+                bad.setStyleSheet("border: 1px solid #b00020")
                 for i in range(self.tabs.count()):
-                    if self.tabs.widget(i).isAncestorOf(w):
+                    page = self.tabs.widget(i)
+                    if page is not None and page.isAncestorOf(bad):
                         self.tabs.setCurrentIndex(i)
-                w.setFocus()
+                bad.setFocus()
             elif exc.field.startswith("gates"):
                 self.tabs.setCurrentWidget(self.gates)
             return

@@ -26,6 +26,7 @@ def make_app(argv: Sequence[str] | None = None) -> Any:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(list(argv or sys.argv[:1]))
+    assert isinstance(app, QApplication)
     app.setOrganizationName("ShopFleet")
     app.setApplicationName("ShopFleet")
     app.setQuitOnLastWindowClosed(False)
@@ -52,7 +53,12 @@ async def run_console(settings: Settings, store: Store, host: EngineHost, *,
                          config_path=config_path, title_suffix=title_suffix)
     window = MainWindow(ctx)
     done = asyncio.get_running_loop().create_future()
-    window.shut_down.connect(lambda: done.done() or done.set_result(0))
+
+    def closed() -> None:
+        if not done.done():
+            done.set_result(0)
+
+    window.shut_down.connect(closed)
     window.show()
     window.status_message("starting the engine and warming the browsers…")
     try:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QT_TR_NOOP, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QImage, QPixmap, QShowEvent, QWheelEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from core import KbAnswer, Ticket
 
 from ._core import read_json_file, read_text_file
-from .i18n import tr
+from .i18n import QT_TR_NOOP, tr
 from .models import fmt_duration, fmt_time
 from .tickets import ACTIONS, TicketReads
 

@@ -9,19 +9,18 @@ store on worker threads; they never own the data.
 
 What lives elsewhere: the actions' words, shortcuts, menus and enabling
 (:mod:`desktop.action_table`); the operations they run, one call into core each
-(:mod:`desktop.operations`); the in-flight rows (:mod:`desktop.inflight`); ticket reads
-(:mod:`desktop.tickets`).
+(:mod:`desktop.operations`) and their handlers (:mod:`desktop.window_commands`); reading and
+refreshing the tables (:mod:`desktop.window_refresh`); the in-flight rows
+(:mod:`desktop.inflight`); ticket reads (:mod:`desktop.tickets`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Awaitable, Callable, Hashable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QIcon
@@ -37,37 +36,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import (
-    Changes,
-    Engine,
-    EngineHost,
-    EngineStatistics,
-    Settings,
-    Store,
-    TaskStateChanged,
-    data_dir,
-    resources_dir,
-    save_settings,
-)
+from core import BreakerChanged, EngineHost, EngineStatistics, TicketOpened, resources_dir
 
 from . import action_table as A
 from . import columns as C
-from . import operations as ops
-from ._core import (
-    filter_choices,
-    flow_names,
-    metrics_series,
-    shop_rows,
-    task_detail,
-    task_page,
-)
+from ._core import task_detail
 from .actions import ActionRunner, ErrorPresenter
 from .bridge import EngineBridge
+from .context import ConsoleContext
 from .dashboard import Dashboard
 from .detail import DetailPane
-from .dialogs import BumpDialog, GateDialog, SettingsDialog, SubmitDialog
-from .i18n import install_language, save_language, saved_language, tr
-from .inflight import InFlightRow, engine_snapshot, fleet_running, merge_in_flight
+from .i18n import tr
+from .inflight import InFlightRow
 from .models import (
     KeyedTableModel,
     ListTableModel,
@@ -77,27 +57,16 @@ from .models import (
     worker_state_color,
 )
 from .panels import TablePanel
-from .ticket_dialog import TicketDialog, load_bundle
 from .tickets import TicketReads
+from .window_commands import CommandsMixin
+from .window_refresh import RefreshMixin
 
 log = logging.getLogger(__name__)
 
 TASK_PANELS = A.TASK_PANELS
 
 
-@dataclass
-class ConsoleContext:
-    """What the window works with."""
-
-    settings: Settings
-    store: Store
-    host: EngineHost | None
-    config_path: Path | None = None
-    title_suffix: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class MainWindow(QMainWindow):
+class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
     """The operator console."""
 
     shut_down = Signal()
@@ -220,7 +189,7 @@ class MainWindow(QMainWindow):
         self.tray: QSystemTrayIcon | None = None
         if QSystemTrayIcon.isSystemTrayAvailable():
             self.tray = QSystemTrayIcon(app_icon(), self)
-            self.tray.activated.connect(lambda *_: (self.showNormal(), self.raise_()))
+            self.tray.activated.connect(self._bring_to_front)
             self.tray.show()
 
         # -- timers: refresh what is stale and visible; poll the engine each second
@@ -249,7 +218,7 @@ class MainWindow(QMainWindow):
             sig.connect(self._tasks_changed)
         b.task_progressed.connect(self._progress)
         for sig in (b.shop_paused, b.domain_paused):
-            sig.connect(lambda *_: self.models["shops"].mark_stale())
+            sig.connect(lambda *_: self._mark(("shops",)))
         b.breaker_tripped.connect(self._breaker_tripped)
         b.ticket_opened.connect(self._ticket_opened)
         b.ticket_answered.connect(lambda *_: self._mark(("tickets", "kb", "rules")))
@@ -258,209 +227,17 @@ class MainWindow(QMainWindow):
         b.ready()
         self._update_actions()
 
-    @staticmethod
-    async def _no_load() -> list[Any]:
-        return []
+    def _bring_to_front(self, *_: object) -> None:
+        self.showNormal()
+        self.raise_()
 
-    async def _load_tickets(self) -> list[Any]:
-        flt = self.panels["tickets"].current_filter() if "tickets" in self.panels else None
-        return await self.reader(self.tickets.tickets, shop=flt.shop if flt else "",
-                                 platform=flt.platform if flt else "",
-                                 type=flt.type if flt else "")
-
-    async def _load_shops(self) -> list[Any]:
-        return await self.reader(shop_rows, self.store)
-
-    async def _load_workers(self) -> list[Any]:
-        return await self.reader(self.store.workers)
-
-    async def _load_fleet(self) -> None:
-        """The fleet's workers and the tasks running anywhere (another machine's included,
-        so the operator can preempt or cancel them from here), read off the GUI thread."""
-        if self._fleet_busy or self.reader.closed:
-            return
-        self._fleet_busy = True
-        try:
-            workers = await self.reader(self.store.workers)
-            page = await self.reader(task_page, self.store, "in_flight", limit=500)
-        except Exception as exc:  # the store is closing, or Redis is away for a moment
-            log.debug("fleet read failed: %r", exc)
-            return
-        finally:
-            self._fleet_busy = False
-        self.models["workers"].set_rows(workers)
-        self._size_owner_column()
-        here = self.ctx.host.engine.owner if self.ctx.host is not None else None
-        self._remote_running = fleet_running(page.rows, workers, here)
-        self._show_in_flight()
-
-    def _size_owner_column(self) -> None:
-        """Fit the worker ids once, unless the operator has sized the column already."""
-        view = self.panels["workers"].view
-        header = view.horizontalHeader()
-        if self.models["workers"].rowCount() and header.sectionSize(1) == \
-                header.defaultSectionSize():
-            view.resizeColumnToContents(1)
-
-    def _show_in_flight(self) -> None:
-        """This engine's tasks as it sees them, then the ones other workers run."""
-        self.models["in_flight"].set_rows(
-            merge_in_flight(self._local_running, self._remote_running))
-        self._update_titles()
-
-    async def _load_kb(self) -> list[Any]:
-        return await self.reader(self.tickets.kb_entries)
-
-    async def _load_rules(self) -> list[Any]:
-        return await self.reader(self.tickets.rules)
-
-    async def _load_choices(self) -> None:
-        choices = await self.reader(filter_choices, self.store)
-        self._flows = await self.reader(flow_names, self.ctx.settings)
-        self.choices = choices
-        for p in self.panels.values():
-            p.set_choices(choices)
-
-    def _spawn(self, coro: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-
-        def done(t: asyncio.Task[Any]) -> None:
-            self._tasks.discard(t)
-            if not t.cancelled() and t.exception() is not None and not self._closing:
-                log.error("console task failed", exc_info=t.exception())
-        task.add_done_callback(done)
-
-    # -- events → stale ------------------------------------------------------------------
-
-    def _mark(self, names: Sequence[str]) -> None:
-        for n in names:
-            m = self.models[n]
-            if isinstance(m, TaskTableModel | ListTableModel):
-                m.mark_stale()
-
-    def _tasks_changed(self, event: Any) -> None:
-        self._mark(("pending", "suspended", "quarantine", "history", "tickets", "shops"))
-        if getattr(event, "task_id", None) == self.detail.task_id or (
-                self.detail.task_id in getattr(event, "ids", ())):
-            self._detail_stale = True
-        if isinstance(event, TaskStateChanged) and event.state != "running":
-            self._current_steps.pop(event.task_id, None)
-
-    def _progress(self, event: Any) -> None:
-        self._current_steps[event.task_id] = event.step
-        if event.task_id == self.detail.task_id:
-            self._detail_stale = True
-
-    def _changes(self, ch: Changes) -> None:
-        if ch.tasks:
-            self._mark(("pending", "suspended", "quarantine", "history", "tickets"))
-            self._detail_stale = self.detail.task_id is not None
-        if ch.shops:
-            self._mark(("shops",))
-        if ch.tickets:
-            self._mark(("tickets", "kb", "rules"))
-        if ch.gates or ch.breakers:
-            self._poll()
-
-    def _visible_models(self) -> list[str]:
-        key = self._tab_keys[self.tabs.currentIndex()] if self.tabs.currentIndex() >= 0 else ""
-        return {"gates": ["gates", "breakers"], "kb": ["kb", "rules"]}.get(key, [key])
-
-    def _refresh_visible(self) -> None:
-        if self._closing:
-            return
-        now = time.monotonic()
-        for name in self._visible_models():
-            m = self.models.get(name)
-            if isinstance(m, TaskTableModel | ListTableModel) and m.stale:
-                if name == "shops":  # counts over a big queue: at most every 2 s
-                    if now < self._shops_next:
-                        continue
-                    self._shops_next = now + 2.0
-                self._spawn(m.refresh())
-        # Tickets matter on every tab (tab title, tray): keep their count fresh.
-        t = self.models["tickets"]
-        if isinstance(t, ListTableModel) and t.stale and "tickets" not in self._visible_models():
-            self._spawn(t.refresh())
-        if self._detail_stale and self.detail.task_id is not None:
-            self._detail_stale = False
-            self._spawn(self._load_detail(self.detail.task_id))
-
-    def _poll(self) -> None:
-        if self._closing:
-            return
-        now = time.monotonic()
-        if now >= self._fleet_next:  # each second on screen, else every 5 s (tab counts)
-            on_screen = self.current_key() in ("in_flight", "workers")
-            self._fleet_next = now + (1.0 if on_screen else 5.0)
-            self._spawn(self._load_fleet())
-        if self.ctx.host is None:
-            self.models["workers"].tick()
-            return
-        try:
-            fut = self.ctx.host.call_soon(engine_snapshot)
-        except Exception:
-            return
-        self._spawn(self._take_snapshot(asyncio.wrap_future(fut)))
-        for m in self.models.values():
-            m.tick()
-        if self.tabs.currentWidget() is self.dashboard and time.monotonic() > self._history_next:
-            self._history_next = time.monotonic() + 30.0
-            self._spawn(self._load_history())
-
-    async def _take_snapshot(self, fut: Awaitable[tuple[EngineStatistics, list[InFlightRow]]]
-                             ) -> None:
-        try:
-            stats, rows = await fut
-        except Exception:
-            return  # the engine is stopping
-        self.stats = stats
-        self._local_running = rows
-        self._show_in_flight()
-        self.models["gates"].set_rows(stats.gates)
-        self.models["breakers"].set_rows(stats.breakers)
-        self.dashboard.add_live(stats)
-        if self.tabs.currentWidget() is self.dashboard:
-            self.dashboard.redraw()
-        self._show_status(stats)
-        self._update_titles()
-
-    async def _load_history(self) -> None:
-        since = int(time.time() // 60) - 24 * 60
-        rows = await self.reader(metrics_series, self.store, since_minute=since)
-        self.dashboard.set_history(rows)
-
-    def _show_status(self, s: EngineStatistics) -> None:
-        waiting = self.models["tickets"].rowCount()
-        self.status_counts.setText(tr(
-            "queued %1 · running %2/%3 · tickets %4 · done/min %5 · failed/min %6 · "
-            "oldest wait %7", f"{s.queued:,}", s.running, s.slots, waiting, s.done_per_min,
-            s.failed_per_min, C.fmt_duration(s.oldest_wait_s)))
-        open_b = [b.name for b in s.breakers if b.state.value != "closed"]
-        alerts = []
-        if open_b:
-            alerts.append(tr("breaker open: %1", ", ".join(open_b)))
-        if s.problems:
-            alerts.append(tr("engine problem: %1", "; ".join(s.problems)))
-        self.status_alert.setText(" · ".join(alerts))
-        self.status_engine.setText(tr("browsers %1", s.browsers_alive))
-        self._show_store()
-
-    def _show_store(self) -> None:
-        self.status_store.setText(tr("store: %1", self.store.url))
-        self.status_store.setToolTip(tr("Every console and worker on this store shares its "
-                                        "queue"))
-
-    def _breaker_tripped(self, event: Any) -> None:
+    def _breaker_tripped(self, event: BreakerChanged) -> None:
         self.notify(tr("Breaker open"), tr("%1: %2", event.name, event.reason))
 
-    def _ticket_opened(self, event: Any) -> None:
+    def _ticket_opened(self, event: TicketOpened) -> None:
         self._mark(("tickets",))
-        shop = getattr(event, "shop", "")
-        reason = getattr(event, "reason", "") or getattr(event, "error", "")
         self.notify(tr("New ticket"), tr("Task #%1 (%2) needs a person: %3",
-                                         getattr(event, "task_id", "?"), shop, reason))
+                                         event.task_id, event.shop, event.error))
 
     def notify(self, title: str, message: str) -> None:
         """A desktop notification (tray balloon) and a line in the status bar."""
@@ -584,7 +361,7 @@ class MainWindow(QMainWindow):
         if name in TASK_PANELS or name == "tickets":
             tid: int | None = None
             if ids:
-                tid = int(ids[0]) if name != "tickets" else next(
+                tid = int(str(ids[0])) if name != "tickets" else next(
                     (r.task_id for r in self.panels["tickets"].selected_rows() if r), None)
             if tid is not None and tid != self.detail.task_id:
                 self._spawn(self._load_detail(tid))
@@ -626,158 +403,6 @@ class MainWindow(QMainWindow):
             self.answer_selected()
         elif name == "gates":
             self.change_gate()
-
-    # -- the actions themselves ---------------------------------------------------------
-
-    def _each(self, what: str, ids: Sequence[Any],
-              fn: ops.Operation) -> asyncio.Task[None] | None:
-        """Run one operation per selected item as one action; the first refusal stops it and
-        is shown; what was done before it stays done."""
-        if not ids:
-            return None
-        items = list(ids)
-
-        async def all_of(engine: Engine) -> Changes:
-            return ops.merged([await fn(engine, x) for x in items])
-
-        return self.runner.command(what, all_of)
-
-    def bump_selected(self) -> None:
-        ids = self.selected_task_ids()
-        if not ids:
-            return
-        snap = self.models[self.current_key()].snapshot(ids[0]) \
-            if self.current_key() in self.models else None
-        dlg = BumpDialog(len(ids), snap.score if snap is not None else None, self)
-        dlg.accepted.connect(lambda: self._each(
-            tr("Bump"), ids, lambda e, i: ops.bump(e, i, **dlg.values())))
-        self.dialog = dlg
-        dlg.open()
-
-    def cancel_selected(self) -> None:
-        ids = self.selected_task_ids()
-        if not ids:
-            return
-        box = QMessageBox(QMessageBox.Icon.Question, tr("Cancel tasks"),
-                          tr("Cancel %1 task(s)? Running ones stop at their next step.",
-                             len(ids)),
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
-        box.accepted.connect(lambda: self._each(tr("Cancel"), ids, lambda e, i: ops.cancel(e, i)))
-        self.last_confirm = box
-        box.open()
-
-    def retry_selected(self) -> None:
-        self._each(tr("Retry"), self.selected_task_ids(), lambda e, i: ops.retry(e, i))
-
-    def preempt_selected(self) -> None:
-        self._each(tr("Preempt"), self.selected_task_ids(), lambda e, i: ops.preempt(e, i))
-
-    def release_selected(self) -> None:
-        self._each(tr("Release"), self.selected_task_ids(), lambda e, i: ops.release(e, i))
-
-    def pause_shops(self, paused: bool) -> None:
-        names = [s.name for s in self._selected_shops()]
-        self._each(tr("Pause shop") if paused else tr("Resume shop"), names,
-                   lambda e, n: ops.pause_shop(e, n, paused))
-
-    def pause_domains(self, paused: bool) -> None:
-        domains = sorted({s.domain for s in self._selected_shops() if s.domain})
-        self._each(tr("Pause domain") if paused else tr("Resume domain"), domains,
-                   lambda e, d: ops.pause_domain(e, d, paused))
-
-    def set_breakers(self, state: Literal["open", "closed"]) -> None:
-        names = self._selected_in("breakers")
-        self._each(tr("Open breaker") if state == "open" else tr("Close breaker"), names,
-                   lambda e, n: ops.set_breaker(e, n, state))
-
-    def change_gate(self) -> None:
-        gates = self.models["gates"]
-        current = {g.name: (g.rate_per_s, g.burst) for g in (gates.snapshot(k) for k in gates.ids)
-                   if g is not None}
-        names = list(current) or ["*"]
-        choices = getattr(self, "choices", None)
-        for d in (choices.domains if choices is not None else []):
-            if d not in current:  # a domain whose gate has not been used yet
-                names.append(d)
-                spec = self.ctx.settings.gates.default_domain
-                current[d] = (spec.rate_per_s, spec.burst)
-        sel = self._selected_in("gates")
-        dlg = GateDialog(names, current, str(sel[0]) if sel else "*", self)
-
-        def go() -> None:
-            name, rate, burst = dlg.values()
-            self.runner.command(tr("Gate rate"),
-                                lambda e: ops.set_gate_rate(e, name, rate, burst))
-
-        dlg.accepted.connect(go)
-        self.dialog = dlg
-        dlg.open()
-
-    def submit_tasks(self) -> None:
-        choices = getattr(self, "choices", None)
-        dlg = SubmitDialog(choices.shops if choices else [], choices.types if choices else [],
-                           self._flows, self)
-
-        def go() -> None:
-            specs = dlg.specs
-            self.runner.command(tr("Submit tasks"), lambda e: ops.submit(e, specs),
-                                then=lambda ids: self.status_message(
-                                    tr("Submitted %1 task(s)", len(ids))))
-            self._mark(("pending",))
-
-        dlg.accepted.connect(go)
-        self.dialog = dlg
-        dlg.open()
-
-    def answer_selected(self) -> None:
-        rows = [r for r in self.panels["tickets"].selected_rows() if r is not None]
-        if not rows:
-            return
-        tid = rows[0].id
-
-        def show(bundle: Any) -> None:
-            dlg = TicketDialog(bundle, self)
-            dlg.answered.connect(self._answer)
-            self.dialog = dlg
-            dlg.open()
-
-        self.runner.run(tr("Open ticket"), lambda: self.reader(load_bundle, self.tickets, tid),
-                        then=show)
-
-    def _answer(self, ticket_id: int, action: str, note: str, make_rule: bool) -> None:
-        self.runner.command(
-            tr("Answer ticket"),
-            lambda e: ops.answer_ticket(e, ticket_id, action, note=note, make_rule=make_rule))
-        self._mark(("tickets", "kb", "rules"))
-
-    def open_settings(self) -> None:
-        path = self.ctx.config_path or default_config_path()
-        dlg = SettingsDialog(self.ctx.settings, language=saved_language(), path=str(path),
-                             parent=self)
-
-        def go() -> None:
-            lang = dlg.chosen_language()
-            if lang != saved_language():
-                save_language(lang)
-                install_language(lang)
-            if dlg.settings is not None and dlg.settings != self.ctx.settings:
-                chosen = dlg.settings
-
-                async def write() -> None:
-                    await asyncio.to_thread(save_settings, chosen, path)
-
-                self.runner.run(tr("Save settings"), write, then=lambda _: self.status_message(
-                    tr("Settings saved to %1; they apply at the next start", path)))
-
-        dlg.accepted.connect(go)
-        self.dialog = dlg
-        dlg.open()
-
-    def refresh_all(self) -> None:
-        for m in self.models.values():
-            if isinstance(m, TaskTableModel | ListTableModel):
-                m.mark_stale()
-        self._spawn(self._load_choices())
 
     # -- layout memory and shutdown ----------------------------------------------------
 
@@ -853,10 +478,6 @@ class MainWindow(QMainWindow):
 class _ShopRef:
     name: str
     domain: str
-
-
-def default_config_path() -> Path:
-    return data_dir() / "shopfleet.toml"
 
 
 def app_icon() -> QIcon:

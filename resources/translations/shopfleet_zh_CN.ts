@@ -747,6 +747,18 @@
         <translation>引擎问题：%1</translation>
     </message>
     <message>
+        <source>queued %1 · running %2/%3 · tickets %4 · done/min %5 · failed/min %6 · oldest wait %7</source>
+        <translation>排队 %1 · 运行 %2/%3 · 工单 %4 · 完成/分 %5 · 失败/分 %6 · 最长等待 %7</translation>
+    </message>
+    <message>
+        <source>breaker open: %1</source>
+        <translation>熔断器断开：%1</translation>
+    </message>
+    <message>
+        <source>engine problem: %1</source>
+        <translation>引擎问题：%1</translation>
+    </message>
+    <message>
         <source>browsers %1</source>
         <translation>浏览器 %1</translation>
     </message>
@@ -945,18 +957,6 @@
     <message>
         <source>Read every table again</source>
         <translation>重新读取所有表格</translation>
-    </message>
-    <message>
-        <source>queued %1 · running %2/%3 · tickets %4 · done/min %5 · failed/min %6 · oldest wait %7</source>
-        <translation>排队 %1 · 运行 %2/%3 · 工单 %4 · 完成/分 %5 · 失败/分 %6 · 最长等待 %7</translation>
-    </message>
-    <message>
-        <source>breaker open: %1</source>
-        <translation>熔断器断开：%1</translation>
-    </message>
-    <message>
-        <source>engine problem: %1</source>
-        <translation>引擎问题：%1</translation>
     </message>
     <message>
         <source>Bump</source>
