@@ -31,7 +31,7 @@ lint: setup
 	$(VENV)/bin/ruff check core desktop tests bench
 
 typecheck: setup
-	$(VENV)/bin/mypy core
+	$(VENV)/bin/mypy core desktop
 
 bench: setup
 	$(PY) -m pip install -q -e '.[bench]'

@@ -71,7 +71,7 @@ def build(path: Path, n: int) -> Settings:
 
 async def measure(settings: Settings, path: Path, n: int, seconds: float) -> None:
     from desktop._core import TaskFilter
-    from desktop.app import engine_host
+    from desktop.launch import engine_host
     from desktop.window import ConsoleContext, MainWindow
 
     store = open_store(settings, path, validate=False)

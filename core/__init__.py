@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .browser_install import BrowserCheck, BrowserInstallResult, check_browser, install_browser
     from .clock import SYSTEM_CLOCK, Clock, SystemClock
     from .config import Settings, load_settings, settings_from_dict
+    from .config_file import gates_toml, save_settings
     from .demo import demo_settings, demo_specs, register_demo_shops
     from .demosite import DemoSite
     from .engine import (
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
         GateHeld,
         ShopPaused,
         TaskBumped,
+        TaskPreempted,
         TaskProgress,
         TasksSubmitted,
         TaskStateChanged,
@@ -99,7 +101,8 @@ if TYPE_CHECKING:
         TaskState,
         new_owner_id,
     )
-    from .tickets import Answer, KbAnswer, Rule, RuleAction, Ticket, TicketBook, TicketState
+    from .store.base import Store, TicketBook
+    from .tickets import Answer, KbAnswer, Rule, RuleAction, Ticket, TicketState
     from .vault import Vault
 
 _WHERE: dict[str, str] = {
@@ -163,6 +166,7 @@ _WHERE: dict[str, str] = {
     "TaskEvent": ".store",
     "TaskFilter": ".queries",
     "TaskPage": ".queries",
+    "TaskPreempted": ".events",
     "TaskProgress": ".events",
     "TaskRecord": ".store",
     "TaskRow": ".queries",
@@ -172,10 +176,11 @@ _WHERE: dict[str, str] = {
     "TasksSubmitted": ".events",
     "Ticket": ".tickets",
     "TicketAnswered": ".events",
-    "TicketBook": ".tickets",
+    "TicketBook": ".store.base",
     "TicketOpened": ".events",
     "TicketState": ".tickets",
     "UnknownTask": ".errors",
+    "Store": ".store.base",
     "VIEWS": ".queries",
     "Vault": ".vault",
     "build_engine": ".engine.build",
@@ -197,6 +202,8 @@ _WHERE: dict[str, str] = {
     "read_text_file": ".queries",
     "register_demo_shops": ".demo",
     "resources_dir": ".paths",
+    "save_settings": ".config_file",
+    "gates_toml": ".config_file",
     "run_self_test": ".selftest",
     "settings_from_dict": ".config",
     "shop_rows": ".queries",
@@ -260,6 +267,7 @@ __all__ = [
     "SqliteStore",
     "StepRow",
     "StepTimeout",
+    "Store",
     "StoreClosed",
     "SystemClock",
     "TaskBumped",
@@ -269,6 +277,7 @@ __all__ = [
     "TaskEvent",
     "TaskFilter",
     "TaskPage",
+    "TaskPreempted",
     "TaskProgress",
     "TaskRecord",
     "TaskRow",
@@ -293,6 +302,7 @@ __all__ = [
     "demo_specs",
     "filter_choices",
     "flow_names",
+    "gates_toml",
     "install_browser",
     "load_settings",
     "metrics_series",
@@ -304,6 +314,7 @@ __all__ = [
     "register_demo_shops",
     "resources_dir",
     "run_self_test",
+    "save_settings",
     "settings_from_dict",
     "shop_rows",
     "task_detail",

@@ -12,18 +12,18 @@ serves (``tasks_ready`` for score, ``tasks_state`` for id); other orders would s
 table and are not offered. A multi-state view (history) reads each state through its index and
 merges the pages.
 
-The same functions serve a :class:`RedisStore` (several machines on one Redis): each public
-function reads SQL on a :class:`SqliteStore` and otherwise the Redis key layout through
-:mod:`core.store.redis_queries`, with the same rows, order and cursors.
+The same functions serve every store: the reads are :class:`core.store.base.Store` methods,
+SQL in :mod:`core.store.sqlite_pages` and the Redis key layout in
+:mod:`core.store.redis_queries`, with the same rows, order and cursors (row types and order in
+:mod:`core.store.pages`).
 
 All functions block (they read the database): call them off any event loop.
 """
 
 from __future__ import annotations
 
-import heapq
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -31,9 +31,16 @@ from typing import Any, Literal
 from .config import Settings
 from .errors import InvalidInput, SpecError
 from .flows import FlowRegistry
-from .priority import score_from_key
-from .store import SqliteStore, TaskEvent, TaskRecord
+from .store import TaskEvent, TaskRecord
 from .store.base import Store
+from .store.pages import (
+    Cursor,
+    ShopRow,
+    TaskFilter,
+    TaskPage,
+    TaskRow,
+    order_of,
+)
 
 VIEWS: dict[str, tuple[str, ...]] = {
     "pending": ("queued",),
@@ -46,11 +53,6 @@ VIEWS: dict[str, tuple[str, ...]] = {
 """Console views and the task states each shows."""
 
 SortName = Literal["score", "id"]
-_ORDERS: dict[str, tuple[tuple[str, bool], ...]] = {
-    # (column, descending); every order ends with the id, so it is total.
-    "score": (("band", True), ("prio_key", True), ("id", False)),
-    "id": (("id", False),),
-}
 SORTS: dict[str, tuple[SortName, ...]] = {
     "pending": ("score", "id"),
     "in_flight": ("score", "id"),
@@ -63,76 +65,6 @@ SORTS: dict[str, tuple[SortName, ...]] = {
 
 DEFAULT_DESCENDING: dict[tuple[str, str], bool] = {("history", "id"): True}
 """Views whose default direction is reversed (history: newest first)."""
-
-Cursor = tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class TaskFilter:
-    """What a table shows of its view: exact shop, platform and type; text in id, key, type,
-    shop, reason or error. Empty means no condition."""
-
-    shop: str = ""
-    platform: str = ""
-    type: str = ""
-    text: str = ""
-
-    @property
-    def empty(self) -> bool:
-        return not (self.shop or self.platform or self.type or self.text.strip())
-
-
-@dataclass(frozen=True)
-class TaskRow:
-    """One line of a task table: a snapshot, no spec, no checkpoint (see :func:`task_detail`)."""
-
-    id: int
-    key: str | None
-    type: str
-    shop: str
-    platform: str
-    domain: str
-    state: str
-    state_reason: str
-    score: float
-    hard_aged: bool
-    preemptible: bool
-    created_at: float
-    updated_at: float
-    not_before: float
-    deadline: float | None
-    attempts: int
-    max_attempts: int
-    started_at: float | None
-    finished_at: float | None
-    error_class: str | None
-    last_error: str | None
-    band: int = 0
-    prio_key: int = 0
-
-
-@dataclass(frozen=True)
-class TaskPage:
-    """Rows in order, and the cursor for the next page (``None``: there is no more)."""
-
-    rows: tuple[TaskRow, ...]
-    cursor: Cursor | None
-
-
-@dataclass(frozen=True)
-class ShopRow:
-    """A shop with its work right now."""
-
-    name: str
-    platform: str
-    domain: str
-    base_url: str
-    paused: bool
-    domain_paused: bool
-    queued: int
-    running: int
-    waiting: int
-
 
 @dataclass(frozen=True)
 class StepRow:
@@ -164,113 +96,11 @@ class FilterChoices:
     domains: list[str] = field(default_factory=list)
 
 
-_ROW_COLUMNS = ("t.id, t.key, t.type, s.name AS shop, s.platform, s.domain, t.state, "
-                "t.state_reason, t.prio_key, t.band, t.preemptible, t.created_at, t.updated_at, "
-                "t.not_before, t.deadline, t.attempts, t.max_attempts, t.started_at, "
-                "t.finished_at, t.error_class, t.last_error")
-
-
 def _check_view(view: str) -> tuple[str, ...]:
     try:
         return VIEWS[view]
     except KeyError:
         raise InvalidInput("view", f"unknown view {view!r} ({', '.join(VIEWS)})") from None
-
-
-def _order(sort: str, descending: bool) -> tuple[tuple[str, bool], ...]:
-    """The sort's columns; ``descending`` reverses the sort's natural direction."""
-    try:
-        base = _ORDERS[sort]
-    except KeyError:
-        raise InvalidInput("sort", f"unknown sort {sort!r} ({', '.join(_ORDERS)})") from None
-    # The natural direction of "score" is best first; of "id", oldest first.
-    return tuple((c, d != descending) for c, d in base)
-
-
-def _filter_sql(flt: TaskFilter) -> tuple[list[str], list[Any]]:
-    where: list[str] = []
-    params: list[Any] = []
-    if flt.shop:
-        where.append("t.shop_id = (SELECT id FROM shops WHERE name = ?)")
-        params.append(flt.shop)
-    if flt.platform:
-        where.append("t.shop_id IN (SELECT id FROM shops WHERE platform = ?)")
-        params.append(flt.platform)
-    if flt.type:
-        where.append("t.type = ?")
-        params.append(flt.type)
-    text = flt.text.strip()
-    if text:
-        like = f"%{text.replace('\\', '\\\\').replace('%', '\\%').replace('_', '\\_')}%"
-        cond = ("(t.type LIKE ? ESCAPE '\\' OR s.name LIKE ? ESCAPE '\\' OR "
-                "t.state_reason LIKE ? ESCAPE '\\' OR coalesce(t.last_error, '') LIKE ? "
-                "ESCAPE '\\' OR coalesce(t.key, '') LIKE ? ESCAPE '\\'")
-        params += [like] * 5
-        digits = text.lstrip("#")
-        if digits.isdigit():
-            cond += " OR t.id = ?"
-            params.append(int(digits))
-        where.append(cond + ")")
-    return where, params
-
-
-def _after(order: tuple[tuple[str, bool], ...], cursor: Cursor | None
-           ) -> Iterator[tuple[str, list[Any]]]:
-    """Conditions for "after ``cursor``", split so each one is a single index range.
-
-    Rows after (c1, c2, c3) in lexicographic order are: c1 = v1 and c2 = v2 and c3 beyond v3;
-    then c1 = v1 and c2 beyond v2; then c1 beyond v1 — in that order. Reading those ranges
-    one after another keeps every read an index seek, which a single ``OR`` would not.
-    """
-    if cursor is None:
-        yield "", []
-        return
-    for i in range(len(order) - 1, -1, -1):
-        parts = [f"t.{c} = ?" for c, _ in order[:i]]
-        col, desc = order[i]
-        parts.append(f"t.{col} {'<' if desc else '>'} ?")
-        yield " AND ".join(parts), list(cursor[: i + 1])
-
-
-def _row(r: Any, now: float, aging_per_s: float) -> TaskRow:
-    return TaskRow(
-        id=r["id"], key=r["key"], type=r["type"], shop=r["shop"], platform=r["platform"],
-        domain=r["domain"], state=r["state"], state_reason=r["state_reason"],
-        score=score_from_key(r["prio_key"], now, aging_per_s), hard_aged=bool(r["band"]),
-        preemptible=bool(r["preemptible"]), created_at=r["created_at"],
-        updated_at=r["updated_at"], not_before=r["not_before"], deadline=r["deadline"],
-        attempts=r["attempts"], max_attempts=r["max_attempts"], started_at=r["started_at"],
-        finished_at=r["finished_at"], error_class=r["error_class"],
-        last_error=r["last_error"], band=int(r["band"]), prio_key=int(r["prio_key"]))
-
-
-def _sort_values(row: TaskRow, order: tuple[tuple[str, bool], ...]) -> Cursor:
-    return tuple(int(getattr(row, c)) for c, _ in order)
-
-
-def _after_cursor_key(values: Cursor, order: tuple[tuple[str, bool], ...]) -> tuple[int, ...]:
-    """Sort values as a key that ascends in the order (descending columns negated)."""
-    return tuple(-v if d else v for v, (_, d) in zip(values, order, strict=True))
-
-
-def _redis_queries() -> Any:
-    from .store import redis_queries
-
-    return redis_queries
-
-
-def _aging_per_s(store: SqliteStore) -> float:
-    return store.settings.priority.aging_per_min / 60.0
-
-
-def _index_hint(state: str, sort: str, flt: TaskFilter) -> str:
-    """The index that serves this order. Without statistics SQLite prefers ``tasks_state``
-    for ``state = 'queued'`` and then sorts a million rows; a hint keeps every page a seek."""
-    if sort == "id":
-        return "INDEXED BY tasks_state"
-    if state == "queued":
-        return "INDEXED BY tasks_shop_ready" if flt.shop else "INDEXED BY tasks_ready"
-    return ""
 
 
 def task_page(store: Store, view: str, *, flt: TaskFilter | None = None,
@@ -299,47 +129,9 @@ def task_page(store: Store, view: str, *, flt: TaskFilter | None = None,
         descending = DEFAULT_DESCENDING.get((view, sort), False)
     if limit < 1:
         raise InvalidInput("limit", "must be at least 1")
-    order = _order(sort, descending)
-    if not isinstance(store, SqliteStore):
-        redis_page: TaskPage = _redis_queries().task_page(
-            store, view, states, sort, descending, order, flt or TaskFilter(), after, limit)
-        return redis_page
-    order_sql = ", ".join(f"t.{c} {'DESC' if d else 'ASC'}" for c, d in order)
-    fwhere, fparams = _filter_sql(flt or TaskFilter())
-    now = store.clock.now()
-    aging = _aging_per_s(store)
-    per_state: list[list[TaskRow]] = []
-    conn_rows = store.read  # one reader connection per thread
-    for state in states:
-        got: list[TaskRow] = []
-        hint = _index_hint(state, sort, flt or TaskFilter())
-        for cond, cparams in _after(order, after):
-            # The state is a literal (from VIEWS, never user input): SQLite can use a partial
-            # index only when the query's WHERE names its condition literally.
-            where = [f"t.state = '{state}'", *fwhere] + ([cond] if cond else [])
-            sql = (f"SELECT {_ROW_COLUMNS} FROM tasks t {hint} JOIN shops s ON "
-                   f"s.id = t.shop_id WHERE {' AND '.join(where)} ORDER BY {order_sql} LIMIT ?")
-            rows = conn_rows(sql, (*fparams, *cparams, limit - len(got)))
-            got += [_row(r, now, aging) for r in rows]
-            if len(got) >= limit:
-                break
-        per_state.append(got)
-    return merge_page(per_state, order, limit)
-
-
-def merge_page(per_state: list[list[TaskRow]], order: tuple[tuple[str, bool], ...],
-               limit: int) -> TaskPage:
-    """One page from each state's rows (each already in ``order``, at most ``limit``):
-    merged in order, with the cursor for the next page (any store)."""
-    if len(per_state) == 1:
-        merged = per_state[0]
-    else:
-        merged = list(heapq.merge(
-            *per_state, key=lambda row: _after_cursor_key(_sort_values(row, order), order)))
-    page = merged[:limit]
-    more = len(merged) > limit or any(len(p) >= limit for p in per_state)
-    cursor = _sort_values(page[-1], order) if page and more else None
-    return TaskPage(tuple(page), cursor)
+    order = order_of(sort, descending)
+    return store.task_page(states, sort=sort, descending=descending, order=order,
+                           flt=flt or TaskFilter(), after=after, limit=limit)
 
 
 def count_tasks(store: Store, view: str, *, flt: TaskFilter | None = None,
@@ -355,34 +147,12 @@ def count_tasks(store: Store, view: str, *, flt: TaskFilter | None = None,
     if flt.empty:
         counts = store.counts()
         return sum(counts.get(s, 0) for s in states), True
-    if not isinstance(store, SqliteStore):
-        counted: tuple[int, bool] = _redis_queries().count_tasks(store, states, flt, cap)
-        return counted
-    fwhere, fparams = _filter_sql(flt)
-    marks = ",".join("?" * len(states))
-    sql = (f"SELECT count(*) FROM (SELECT 1 FROM tasks t JOIN shops s ON s.id = t.shop_id "
-           f"WHERE t.state IN ({marks}) {''.join(' AND ' + w for w in fwhere)} LIMIT ?)")
-    n = int(store.read(sql, (*states, *fparams, cap + 1))[0][0])
-    return (cap, False) if n > cap else (n, True)
+    return store.count_filtered(states, flt, cap)
 
 
 def task_rows(store: Store, ids: Sequence[int]) -> dict[int, TaskRow]:
     """Fresh snapshots of these tasks (missing ids are left out)."""
-    if not isinstance(store, SqliteStore):
-        found: dict[int, TaskRow] = _redis_queries().task_rows(store, ids)
-        return found
-    out: dict[int, TaskRow] = {}
-    now = store.clock.now()
-    aging = _aging_per_s(store)
-    ids = list(ids)
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        marks = ",".join("?" * len(chunk))
-        for r in store.read(f"SELECT {_ROW_COLUMNS} FROM tasks t JOIN shops s ON "
-                            f"s.id = t.shop_id WHERE t.id IN ({marks})", chunk):
-            row = _row(r, now, aging)
-            out[row.id] = row
-    return out
+    return store.task_rows(ids)
 
 
 def shop_rows(store: Store) -> list[ShopRow]:
@@ -390,23 +160,7 @@ def shop_rows(store: Store) -> list[ShopRow]:
 
     Each count is a range of a per-shop index (no scan of other shops' work).
     """
-    if not isinstance(store, SqliteStore):
-        shops: list[ShopRow] = _redis_queries().shop_rows(store)
-        return shops
-    rows = store.read(
-        "SELECT s.name, s.platform, s.domain, s.base_url, s.paused, "
-        "EXISTS (SELECT 1 FROM paused_domains d WHERE d.domain = s.domain) AS dpaused, "
-        "(SELECT count(*) FROM tasks t INDEXED BY tasks_shop_ready WHERE t.state = 'queued' "
-        "AND t.shop_id = s.id) AS q, "
-        "(SELECT count(*) FROM tasks t INDEXED BY tasks_state WHERE t.state = 'running' "
-        "AND t.shop_id = s.id) AS r "
-        "FROM shops s ORDER BY s.name")
-    waiting = {r[0]: int(r[1]) for r in store.read(
-        "SELECT s.name, count(*) FROM tasks t INDEXED BY tasks_state JOIN shops s "
-        "ON s.id = t.shop_id WHERE t.state = 'waiting_human' GROUP BY s.name")}
-    return [ShopRow(name=r[0], platform=r[1], domain=r[2], base_url=r[3], paused=bool(r[4]),
-                    domain_paused=bool(r[5]), queued=int(r[6]), running=int(r[7]),
-                    waiting=waiting.get(r[0], 0)) for r in rows]
+    return store.shop_rows()
 
 
 def filter_choices(store: Store) -> FilterChoices:

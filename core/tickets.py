@@ -18,15 +18,11 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import json
 import re
-import sqlite3
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import InvalidInput, Refused
-from .store import SqliteStore
+from .errors import InvalidInput
 
 
 class TicketState(enum.StrEnum):
@@ -52,6 +48,10 @@ class Answer(enum.StrEnum):
     CANCEL = "cancel"
     """Give the task up."""
 
+    def as_rule(self) -> RuleAction:
+        """The rule this answer becomes when the operator makes it one."""
+        return _RULE_FOR_ANSWER[self]
+
 
 class RuleAction(enum.StrEnum):
     RETRY_LATER = "retry_later"
@@ -61,6 +61,10 @@ class RuleAction(enum.StrEnum):
     HUMAN = "human"
     """Send it to a person at once (a ticket, no retries)."""
 
+
+_RULE_FOR_ANSWER = {Answer.RETRY: RuleAction.RETRY_LATER, Answer.RESUME: RuleAction.RETRY_LATER,
+                    Answer.SKIP: RuleAction.SKIP, Answer.DONE: RuleAction.HUMAN,
+                    Answer.CANCEL: RuleAction.HUMAN}
 
 _DIGITS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")
@@ -138,6 +142,11 @@ class KbAnswer:
     action: str
     note: str
 
+    def describe(self) -> str:
+        """The failure it answered, as the console lists it."""
+        return (f"{self.platform} / {self.task_type} / {self.step_name or 'start'} / "
+                f"{self.error_class}")
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -151,24 +160,6 @@ class Rule:
     from_answer: int | None
     hits: int
     description: str
-
-
-def _ticket(r: sqlite3.Row) -> Ticket:
-    return Ticket(
-        id=r["id"], task_id=r["task_id"], state=TicketState(r["state"]), kind=r["kind"],
-        opened_at=r["opened_at"], answered_at=r["answered_at"], closed_at=r["closed_at"],
-        shop=r["shop"], platform=r["platform"], domain=r["domain"], task_type=r["task_type"],
-        step=r["step"], step_name=r["step_name"], error_class=r["error_class"],
-        error=r["error"], signature=r["signature"],
-        evidence=json.loads(r["evidence"]) if r["evidence"] else {}, action=r["action"],
-        note=r["note"])
-
-
-def _rule(r: sqlite3.Row) -> Rule:
-    return Rule(id=r["id"], signature=r["signature"], action=RuleAction(r["action"]),
-                delay_s=r["delay_s"], note=r["note"], enabled=bool(r["enabled"]),
-                created_at=r["created_at"], from_answer=r["from_answer"], hits=r["hits"],
-                description=r["description"])
 
 
 def parse_answer(action: Answer | str, make_rule: RuleAction | str | None
@@ -220,260 +211,3 @@ def rule_checkpoint(rule: Rule, step: int | None, cp: dict[str, Any]
     if rule.action is RuleAction.RETRY_LATER:
         return cp, rule.delay_s
     return cp, 0.0
-
-
-class TicketBook:
-    """Tickets, the knowledge base and rules, kept in the store's database.
-
-    Every change is one transaction on the store's writer thread, together with the task's
-    state change, so a ticket and its task never disagree.
-    """
-
-    def __init__(self, store: SqliteStore) -> None:
-        self.store = store
-        self._reentry = store.settings.rescue.reentry_bonus
-
-    def _call(self, op: Callable[[sqlite3.Connection], Any]) -> Any:
-        return self.store.submit_op(op).result()
-
-    # -- opening ------------------------------------------------------------------------------
-
-    def open_op(self, task_id: int, owner: str, *, signature: Signature, step: int | None,
-                error: str, evidence: dict[str, str] | None, kind: str = "failure",
-                reason: str = "") -> Callable[[sqlite3.Connection], int]:
-        """An op that moves a running task to ``waiting_human`` and opens its ticket."""
-        ev = json.dumps(evidence or {}, ensure_ascii=False)
-
-        def op(conn: sqlite3.Connection) -> int:
-            now = self.store.clock.now()
-            row = conn.execute(
-                "SELECT t.type, s.name, s.platform, s.domain FROM tasks t JOIN shops s "
-                "ON s.id = t.shop_id WHERE t.id = ? AND t.state = 'running' AND "
-                "t.lease_owner = ?", (task_id, owner)).fetchone()
-            if row is None:
-                from .errors import LeaseLost
-
-                raise LeaseLost(f"task {task_id} is no longer held by {owner}")
-            ttype, shop, platform, domain = row
-            cur = conn.execute(
-                "INSERT INTO tickets (task_id, state, kind, opened_at, shop, platform, domain, "
-                "task_type, step, step_name, error_class, error, signature, evidence) "
-                "VALUES (?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (task_id, kind, now, shop, platform, domain, ttype, step, signature.step_name,
-                 signature.error_class, error[:2000], signature.key, ev))
-            tid = int(cur.lastrowid or 0)
-            conn.execute(
-                "UPDATE tasks SET state = 'waiting_human', state_reason = ?, updated_at = ?, "
-                "lease_owner = NULL, lease_until = NULL, error_class = ?, last_error = ?, "
-                "evidence = ? WHERE id = ?",
-                (reason or f"ticket #{tid}: {signature.error_class}", now,
-                 signature.error_class, error[:2000], ev, task_id))
-            return tid
-        return op
-
-    # -- answering ----------------------------------------------------------------------------
-
-    def answer(self, ticket_id: int, action: Answer | str, *, note: str = "",
-               make_rule: RuleAction | str | None = None, rule_delay_s: float = 600.0
-               ) -> Ticket:
-        """Answer an open ticket; the task goes on as the answer says. Returns the ticket."""
-        act, rule_act = parse_answer(action, make_rule)
-
-        def op(conn: sqlite3.Connection) -> None:
-            now = self.store.clock.now()
-            t = conn.execute("SELECT * FROM tickets WHERE id = ?", (ticket_id,)).fetchone()
-            if t is None:
-                raise InvalidInput("ticket", f"no ticket with id {ticket_id}")
-            cols = [d[0] for d in conn.execute("SELECT * FROM tickets LIMIT 0").description]
-            tk = dict(zip(cols, t, strict=True))
-            if tk["state"] != TicketState.OPEN:
-                raise Refused(f"ticket {ticket_id} is {tk['state']}, not open")
-            task = conn.execute("SELECT state, checkpoint, base, urgency, attempts, bump, "
-                                "created_at FROM tasks WHERE id = ?",
-                                (tk["task_id"],)).fetchone()
-            if task is None or task[0] != "waiting_human":
-                raise Refused(f"task {tk['task_id']} is not waiting for a person "
-                              f"({task[0] if task else 'gone'})")
-            self._apply_answer(conn, tk, act, note, now)
-            state = {Answer.DONE: TicketState.CLOSED,
-                     Answer.CANCEL: TicketState.CANCELLED}.get(act, TicketState.ANSWERED)
-            conn.execute(
-                "UPDATE tickets SET state = ?, action = ?, note = ?, answered_at = ?, "
-                "closed_at = ? WHERE id = ?",
-                (state.value, act.value, note, now,
-                 now if state is not TicketState.ANSWERED else None, ticket_id))
-            cur = conn.execute(
-                "INSERT INTO kb_answers (signature, ticket_id, at, platform, task_type, "
-                "step_name, error_class, error_norm, action, note) VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (tk["signature"], ticket_id, now, tk["platform"], tk["task_type"],
-                 tk["step_name"], tk["error_class"], normalise_error(tk["error"]), act.value,
-                 note))
-            if rule_act is not None:
-                sig = Signature(tk["platform"], tk["task_type"], tk["step_name"],
-                                tk["error_class"], normalise_error(tk["error"]))
-                conn.execute(
-                    "INSERT INTO rules (signature, action, delay_s, note, created_at, "
-                    "from_answer, description) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (sig.key, rule_act.value, rule_delay_s, note, now, cur.lastrowid,
-                     sig.describe()))
-
-        self._call(op)
-        return self.ticket(ticket_id)
-
-    def _apply_answer(self, conn: sqlite3.Connection, tk: dict[str, Any], act: Answer,
-                      note: str, now: float) -> None:
-        task_id = tk["task_id"]
-        cp_row = conn.execute("SELECT checkpoint FROM tasks WHERE id = ?",
-                              (task_id,)).fetchone()
-        cp: dict[str, Any] = json.loads(cp_row[0]) if cp_row and cp_row[0] else {}
-        why = f"ticket #{tk['id']} answered {act.value}" + (f": {note}" if note else "")
-        if act is Answer.DONE:
-            conn.execute("UPDATE tasks SET state = 'done', state_reason = ?, finished_at = ?, "
-                         "updated_at = ? WHERE id = ?", (why, now, now, task_id))
-            return
-        if act is Answer.CANCEL:
-            conn.execute("UPDATE tasks SET state = 'cancelled', state_reason = ?, "
-                         "finished_at = ?, updated_at = ? WHERE id = ?",
-                         (why, now, now, task_id))
-            return
-        self._requeue(conn, task_id, answer_checkpoint(act, tk["step"], cp), why, now)
-
-    def _requeue(self, conn: sqlite3.Connection, task_id: int, cp: dict[str, Any], why: str,
-                 now: float) -> None:
-        st = self.store
-        row = conn.execute("SELECT base, urgency, bump, created_at FROM tasks WHERE id = ?",
-                           (task_id,)).fetchone()
-        base, urg, bump, created = row
-        bump = bump + self._reentry  # re-entry priority: ahead of routine work
-        conn.execute(
-            "UPDATE tasks SET state = 'queued', state_reason = ?, attempts = 0, crashes = 0, "
-            "not_before = ?, bump = ?, prio_key = ?, checkpoint = ?, updated_at = ? "
-            "WHERE id = ?",
-            (why, now, bump, st._key(base, urg, 0, bump, created), json.dumps(cp), now,
-             task_id))
-
-    def rule_op(self, task_id: int, owner: str, rule: Rule, *, signature: Signature,
-                error_class: str, error: str, step: int | None, step_name: str,
-                evidence: dict[str, str] | None) -> Callable[[sqlite3.Connection], str]:
-        """An op resolving a failure by a rule, logging which rule did it in the task's
-        history; returns the task's new state."""
-        def op(conn: sqlite3.Connection) -> str:
-            now = self.store.clock.now()
-            why = (f"rule #{rule.id} ({rule.action.value}) resolved {error_class} at "
-                   f"{step_name or 'start'}")
-            conn.execute("UPDATE rules SET hits = hits + 1 WHERE id = ?", (rule.id,))
-            if rule.action is RuleAction.HUMAN:
-                self.open_op(task_id, owner, signature=signature, step=step, error=error,
-                             evidence=evidence, reason=why)(conn)
-                return "waiting_human"
-            row = conn.execute("SELECT checkpoint FROM tasks WHERE id = ? AND "
-                               "state = 'running' AND lease_owner = ?",
-                               (task_id, owner)).fetchone()
-            if row is None:
-                from .errors import LeaseLost
-
-                raise LeaseLost(f"task {task_id} is no longer held by {owner}")
-            cp, delay = rule_checkpoint(rule, step, json.loads(row[0]) if row[0] else {})
-            conn.execute(
-                "UPDATE tasks SET state = 'queued', state_reason = ?, not_before = ?, "
-                "checkpoint = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?, "
-                "error_class = ?, last_error = ? WHERE id = ?",
-                (why, now + delay, json.dumps(cp), now, error_class, error[:2000], task_id))
-            return "queued"
-        return op
-
-    # -- rules ---------------------------------------------------------------------------------
-
-    def matching_rule(self, signature: Signature) -> Rule | None:
-        rows = self.store.read("SELECT * FROM rules WHERE signature = ? AND enabled = 1 "
-                               "ORDER BY id DESC LIMIT 1", (signature.key,))
-        return _rule(rows[0]) if rows else None
-
-    def rules(self) -> list[Rule]:
-        return [_rule(r) for r in self.store.read("SELECT * FROM rules ORDER BY id")]
-
-    def set_rule_enabled(self, rule_id: int, enabled: bool) -> Rule:
-        def op(conn: sqlite3.Connection) -> None:
-            if conn.execute("UPDATE rules SET enabled = ? WHERE id = ?",
-                            (int(enabled), rule_id)).rowcount == 0:
-                raise InvalidInput("rule", f"no rule with id {rule_id}")
-        self._call(op)
-        return _rule(self.store.read("SELECT * FROM rules WHERE id = ?", (rule_id,))[0])
-
-    def delete_rule(self, rule_id: int) -> None:
-        def op(conn: sqlite3.Connection) -> None:
-            if conn.execute("DELETE FROM rules WHERE id = ?", (rule_id,)).rowcount == 0:
-                raise InvalidInput("rule", f"no rule with id {rule_id}")
-        self._call(op)
-
-    def add_rule(self, signature: Signature, action: RuleAction | str, *,
-                 delay_s: float = 600.0, note: str = "") -> Rule:
-        act = RuleAction(action)
-        now = self.store.clock.now()
-
-        def op(conn: sqlite3.Connection) -> int:
-            cur = conn.execute(
-                "INSERT INTO rules (signature, action, delay_s, note, created_at, description) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (signature.key, act.value, delay_s, note, now, signature.describe()))
-            return int(cur.lastrowid or 0)
-        rid = self._call(op)
-        return _rule(self.store.read("SELECT * FROM rules WHERE id = ?", (rid,))[0])
-
-    # -- reading ------------------------------------------------------------------------------
-
-    def ticket(self, ticket_id: int) -> Ticket:
-        rows = self.store.read("SELECT * FROM tickets WHERE id = ?", (ticket_id,))
-        if not rows:
-            raise InvalidInput("ticket", f"no ticket with id {ticket_id}")
-        return _ticket(rows[0])
-
-    def tickets(self, *, state: str | None = "open", shop: str | None = None,
-                platform: str | None = None, task_type: str | None = None,
-                older_than_s: float | None = None, limit: int = 100) -> list[Ticket]:
-        """Tickets, oldest first, filtered by state, shop, platform, type and age."""
-        where: list[str] = []
-        params: list[Any] = []
-        for col, val in (("state", state), ("shop", shop), ("platform", platform),
-                         ("task_type", task_type)):
-            if val is not None:
-                where.append(f"{col} = ?")
-                params.append(val)
-        if older_than_s is not None:
-            where.append("opened_at <= ?")
-            params.append(self.store.clock.now() - older_than_s)
-        sql = ("SELECT * FROM tickets" + (" WHERE " + " AND ".join(where) if where else "")
-               + " ORDER BY id LIMIT ?")
-        return [_ticket(r) for r in self.store.read(sql, (*params, limit))]
-
-    def open_count(self) -> int:
-        return int(self.store.read("SELECT count(*) FROM tickets WHERE state = 'open'")[0][0])
-
-    def earlier_answers(self, signature_key: str, *, limit: int = 10) -> list[KbAnswer]:
-        rows = self.store.read("SELECT * FROM kb_answers WHERE signature = ? ORDER BY id DESC "
-                               "LIMIT ?", (signature_key, limit))
-        return [KbAnswer(*tuple(r)) for r in rows]
-
-    def knowledge_base(self, *, limit: int = 200) -> list[KbAnswer]:
-        rows = self.store.read("SELECT * FROM kb_answers ORDER BY id DESC LIMIT ?", (limit,))
-        return [KbAnswer(*tuple(r)) for r in rows]
-
-    # -- quarantine -----------------------------------------------------------------------------
-
-    def quarantined(self, *, limit: int = 100) -> list[Any]:
-        return self.store.tasks(state="quarantined", limit=limit)
-
-    def release(self, task_id: int) -> None:
-        """Give a quarantined task another chance (crash count reset, re-entry priority)."""
-        def op(conn: sqlite3.Connection) -> None:
-            row = conn.execute("SELECT state, checkpoint FROM tasks WHERE id = ?",
-                               (task_id,)).fetchone()
-            if row is None:
-                raise InvalidInput("task", f"no task with id {task_id}")
-            if row[0] != "quarantined":
-                raise Refused(f"task {task_id} is {row[0]}, not quarantined")
-            cp = json.loads(row[1]) if row[1] else {}
-            self._requeue(conn, task_id, cp, "released from quarantine by operator",
-                          self.store.clock.now())
-        self._call(op)

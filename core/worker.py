@@ -174,8 +174,7 @@ def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
     engine = build_engine(settings, store, slots=args.slots, executor=executor, owner=owner)
     port = getattr(args, "metrics_port", None)
     port = settings.metrics.port if port is None else port
-    warn = getattr(store, "durability_warning", None)
-    said = warn() if warn is not None else None
+    said = store.durability_warning()
     if said:
         print(f"warning: {said}", file=sys.stderr, flush=True)
     print(f"worker {engine.owner}: {engine.slots} slots on {store.url}"

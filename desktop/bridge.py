@@ -10,28 +10,44 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
 
-from core import Event, EventBus
+from core import (
+    BreakerChanged,
+    DomainPaused,
+    EngineProblem,
+    EngineStopped,
+    Event,
+    EventBus,
+    GateChanged,
+    GateHeld,
+    ShopPaused,
+    TaskBumped,
+    TaskPreempted,
+    TaskProgress,
+    TasksSubmitted,
+    TaskStateChanged,
+    TicketAnswered,
+    TicketOpened,
+)
 
-_SIGNAL_FOR: dict[str, str] = {
-    "TasksSubmitted": "tasks_submitted",
-    "TaskStateChanged": "task_state_changed",
-    "TaskProgress": "task_progressed",
-    "TaskBumped": "task_bumped",
-    "ShopPaused": "shop_paused",
-    "DomainPaused": "domain_paused",
-    "GateChanged": "gate_changed",
-    "GateHeld": "gate_held",
-    "BreakerChanged": "breaker_changed",
-    "EngineProblem": "engine_problem_reported",
-    "EngineStopped": "engine_stopped",
-    # Issue 5/6 events, by name, so they work as soon as core publishes them.
-    "TicketOpened": "ticket_opened",
-    "TicketAnswered": "ticket_answered",
-    "TaskPreempted": "task_preempted",
-    "TaskQuarantined": "task_quarantined",
+_SIGNAL_FOR: dict[type[Event], str] = {
+    TasksSubmitted: "tasks_submitted",
+    TaskStateChanged: "task_state_changed",
+    TaskProgress: "task_progressed",
+    TaskBumped: "task_bumped",
+    TaskPreempted: "task_preempted",
+    ShopPaused: "shop_paused",
+    DomainPaused: "domain_paused",
+    GateChanged: "gate_changed",
+    GateHeld: "gate_held",
+    BreakerChanged: "breaker_changed",
+    EngineProblem: "engine_problem_reported",
+    EngineStopped: "engine_stopped",
+    TicketOpened: "ticket_opened",
+    TicketAnswered: "ticket_answered",
 }
+"""Core's event types and the signal each becomes."""
 
 
 class EngineBridge(QObject):
@@ -47,12 +63,14 @@ class EngineBridge(QObject):
     gate_held = Signal(object)
     breaker_changed = Signal(object)
     breaker_tripped = Signal(object)
+    """A breaker opened (after ``breaker_changed``)."""
     engine_problem_reported = Signal(object)
     engine_stopped = Signal(object)
     ticket_opened = Signal(object)
     ticket_answered = Signal(object)
     task_preempted = Signal(object)
     task_quarantined = Signal(object)
+    """A task's state changed to ``quarantined`` (after ``task_state_changed``)."""
     event_received = Signal(object)
     """Every event, after its own signal (for views that care about any change)."""
 
@@ -88,12 +106,12 @@ class EngineBridge(QObject):
         self._emit(event)
 
     def _emit(self, event: Event) -> None:
-        name = _SIGNAL_FOR.get(type(event).__name__)
+        name = _SIGNAL_FOR.get(type(event))
         if name is not None:
-            getattr(self, name).emit(event)
-        kind = type(event).__name__
-        if kind == "BreakerChanged" and getattr(event, "state", "") == "open":
+            signal: SignalInstance = getattr(self, name)
+            signal.emit(event)
+        if isinstance(event, BreakerChanged) and event.state == "open":
             self.breaker_tripped.emit(event)
-        if kind == "TaskStateChanged" and getattr(event, "state", "") == "quarantined":
+        if isinstance(event, TaskStateChanged) and event.state == "quarantined":
             self.task_quarantined.emit(event)
         self.event_received.emit(event)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QT_TR_NOOP
-
-from .i18n import tr
+from .i18n import QT_TR_NOOP, tr
 from .models import Column, fmt_duration, fmt_in, fmt_time
+from .tickets import rule_signature
 
 
 def _now() -> float:
@@ -171,9 +170,8 @@ TICKETS = [
            right=True),
     Column("shop", QT_TR_NOOP("Shop"), lambda r: r.shop),
     Column("platform", QT_TR_NOOP("Platform"), lambda r: r.platform),
-    Column("type", QT_TR_NOOP("Type"), lambda r: r.type),
-    Column("age", QT_TR_NOOP("Open for"), lambda r: fmt_duration(_now() - r.opened_at)
-           + (" ⚠" if r.sla_s and _now() - r.opened_at > r.sla_s else ""),
+    Column("type", QT_TR_NOOP("Type"), lambda r: r.task_type),
+    Column("age", QT_TR_NOOP("Open for"), lambda r: fmt_duration(r.age_s(_now())),
            raw=lambda r: -r.opened_at, live=True, right=True),
     Column("step", QT_TR_NOOP("Step"), lambda r: (str(r.step + 1) if r.step is not None else "")
            + (f" · {r.step_name}" if r.step_name else "")),
@@ -183,17 +181,17 @@ TICKETS = [
 ]
 
 KB = [
-    Column("signature", QT_TR_NOOP("Signature"), lambda r: r.signature),
+    Column("signature", QT_TR_NOOP("Signature"), lambda r: r.describe()),
     Column("action", QT_TR_NOOP("Answer"), lambda r: tr(r.action)),
     Column("note", QT_TR_NOOP("Note"), lambda r: r.note),
-    Column("when", QT_TR_NOOP("When"), lambda r: fmt_time(r.answered_at),
-           raw=lambda r: r.answered_at),
-    Column("rule", QT_TR_NOOP("By rule"), lambda r: tr("yes") if r.by_rule else ""),
+    Column("when", QT_TR_NOOP("When"), lambda r: fmt_time(r.at), raw=lambda r: r.at),
+    Column("ticket", QT_TR_NOOP("Ticket"), lambda r: f"#{r.ticket_id}", raw=lambda r: r.ticket_id,
+           right=True),
 ]
 
 RULES = [
     Column("id", QT_TR_NOOP("Rule"), lambda r: f"#{r.id}", raw=lambda r: r.id, right=True),
-    Column("signature", QT_TR_NOOP("Signature"), lambda r: r.signature),
+    Column("signature", QT_TR_NOOP("Signature"), lambda r: rule_signature(r)),
     Column("action", QT_TR_NOOP("Action"), lambda r: tr(r.action)),
     Column("enabled", QT_TR_NOOP("Enabled"), lambda r: tr("yes") if r.enabled else tr("no")),
     Column("hits", QT_TR_NOOP("Hits"), lambda r: str(r.hits), raw=lambda r: r.hits,

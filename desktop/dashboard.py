@@ -13,12 +13,11 @@ import time
 from collections import deque
 from typing import Any
 
-from PySide6.QtCore import QT_TR_NOOP
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from core import BreakerState, EngineStatistics
 
-from .i18n import tr
+from .i18n import QT_TR_NOOP, tr
 
 try:  # pyqtgraph is the desktop extra's chart library
     import pyqtgraph as pg

@@ -21,6 +21,7 @@ from typing import Any
 from core import DemoSite, Settings, demo_settings, demo_specs, open_store, register_demo_shops
 
 from ._core import Vault
+from .launch import engine_host, make_app, run_console
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,6 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``shopfleet demo``: the console over the demo site."""
     import qasync
 
-    from .app import engine_host, make_app, run_console
     from .i18n import install_language, saved_language
 
     args = parse_args(argv)

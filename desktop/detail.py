@@ -95,6 +95,7 @@ class DetailPane(QWidget):
         out = []
         for i in range(self.steps.topLevelItemCount()):
             it = self.steps.topLevelItem(i)
+            assert it is not None
             out.append((it.text(3), it.data(1, Qt.ItemDataRole.UserRole), it.text(2) != ""))
         return out
 

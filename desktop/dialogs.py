@@ -9,7 +9,6 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -31,8 +30,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import ConfigError, InvalidInput, Settings, TaskSpec, parse_specs, settings_from_dict
+from core import (
+    ConfigError,
+    InvalidInput,
+    Settings,
+    TaskSpec,
+    gates_toml,
+    parse_specs,
+    settings_from_dict,
+)
 
+from .browser_panel import BrowserPanel
 from .i18n import LANGUAGES, tr
 
 
@@ -258,7 +266,6 @@ class SettingsDialog(QDialog):
         self.setWindowTitle(tr("Settings"))
         self.base = settings
         self.settings: Settings | None = None
-        self.toml = ""
         self.widgets: dict[str, QWidget] = {}
         self.tabs = QTabWidget(self)
         data = settings.model_dump(by_alias=True)
@@ -275,8 +282,6 @@ class SettingsDialog(QDialog):
         note.setWordWrap(True)
         gform.addRow(note)
         self.tabs.addTab(general, tr("General"))
-        from .firstrun import BrowserPanel
-
         # Which browser ShopFleet drives, with "check again" and "install browser".
         self.browser_panel = BrowserPanel(settings, parent=self)
         self.tabs.addTab(self.browser_panel, tr("Browser"))
@@ -319,7 +324,7 @@ class SettingsDialog(QDialog):
             self.tabs.addTab(page, section)
         self.gates = QPlainTextEdit(self)
         self.gates.setObjectName("gates")
-        self.gates.setPlainText(_gates_toml(data["gates"]))
+        self.gates.setPlainText(gates_toml(data["gates"]))
         self.tabs.addTab(self.gates, tr("gates (TOML)"))
         self.error = _error_label(self)
         lay = QVBoxLayout(self)
@@ -361,61 +366,15 @@ class SettingsDialog(QDialog):
             self.settings = settings_from_dict(data, source=tr("the settings dialog"))
         except ConfigError as exc:
             self.error.setText(f"{exc.field}: {exc.reason}")
-            w = self.widgets.get(exc.field)
-            if w is not None:
-                w.setStyleSheet("border: 1px solid #b00020")
+            bad = self.widgets.get(exc.field)
+            if bad is not None:
+                bad.setStyleSheet("border: 1px solid #b00020")
                 for i in range(self.tabs.count()):
-                    if self.tabs.widget(i).isAncestorOf(w):
+                    page = self.tabs.widget(i)
+                    if page is not None and page.isAncestorOf(bad):
                         self.tabs.setCurrentIndex(i)
-                w.setFocus()
+                bad.setFocus()
             elif exc.field.startswith("gates"):
                 self.tabs.setCurrentWidget(self.gates)
             return
-        self.toml = settings_toml(self.settings)
         super().accept()
-
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    raise TypeError(type(v))
-
-
-def _gates_toml(g: dict[str, Any]) -> str:
-    lines = ["[gates.global]", f"rate_per_s = {g['global']['rate_per_s']!r}",
-             f"burst = {g['global']['burst']!r}", "", "[gates.default_domain]",
-             f"rate_per_s = {g['default_domain']['rate_per_s']!r}",
-             f"burst = {g['default_domain']['burst']!r}"]
-    for name, spec in g.get("domains", {}).items():
-        lines += ["", f'[gates.domains."{name}"]', f"rate_per_s = {spec['rate_per_s']!r}",
-                  f"burst = {spec['burst']!r}"]
-    return "\n".join(lines) + "\n"
-
-
-def settings_toml(settings: Settings) -> str:
-    """The settings as a TOML file that :func:`core.load_settings` reads back the same."""
-    data = settings.model_dump(by_alias=True)
-    out: list[str] = ["# ShopFleet configuration (written by the console's settings dialog)"]
-    for section, values in data.items():
-        if section == "gates":
-            out += ["", _gates_toml(values).rstrip()]
-            continue
-        simple = {k: v for k, v in values.items() if not isinstance(v, dict)}
-        tables = {k: v for k, v in values.items() if isinstance(v, dict)}
-        out += ["", f"[{section}]"] + [f"{k} = {_toml_value(v)}" for k, v in simple.items()]
-        for k, table in tables.items():
-            out += ["", f"[{section}.{k}]"] + [f'"{kk}" = {_toml_value(vv)}'
-                                                for kk, vv in table.items()]
-    return "\n".join(out) + "\n"
-
-
-def make_label(text: str, parent: QWidget | None = None) -> QLabel:
-    label = QLabel(text, parent)
-    label.setAlignment(Qt.AlignmentFlag.AlignLeft)
-    return label

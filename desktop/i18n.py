@@ -18,6 +18,12 @@ LANGUAGES: dict[str, str] = {"system": "System", "en": "English", "zh_CN": "中�
 _installed: list[QTranslator] = []
 
 
+def QT_TR_NOOP(text: str) -> str:
+    """Mark ``text`` for translation where it is defined; :func:`tr` translates it where it
+    is shown. (Qt's own returns ``object`` in PySide6's stubs.)"""
+    return text
+
+
 def tr(text: str, *args: object) -> str:
     """Translate ``text`` now; ``%1``, ``%2``… are replaced by ``args``."""
     out = QCoreApplication.translate("", text)

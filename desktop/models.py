@@ -324,7 +324,7 @@ class TaskTableModel(KeyedTableModel):
         self.reader = reader
         self.store = store
         self.flt = TaskFilter()
-        self.sort_name = SORTS[view][0]
+        self.sort_name: str = SORTS[view][0]
         self.descending: bool | None = None
         self._cursor: tuple[int, ...] | None = None
         self._more = False

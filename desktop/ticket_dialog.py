@@ -4,11 +4,12 @@ the same failure signature; five actions, a note, and "make this a rule"."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QT_TR_NOOP, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QImage, QPixmap, QShowEvent, QWheelEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -31,10 +32,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core import KbAnswer, Ticket
+
 from ._core import read_json_file, read_text_file
-from .i18n import tr
+from .i18n import QT_TR_NOOP, tr
 from .models import fmt_duration, fmt_time
-from .tickets import ACTIONS, KbAnswer, TicketSource, TicketView
+from .tickets import ACTIONS, TicketReads
 
 ACTION_HELP = {
     "retry": QT_TR_NOOP("Retry: run the task again from the start"),
@@ -49,7 +52,7 @@ ACTION_HELP = {
 class TicketBundle:
     """What the dialog shows, read off the GUI thread."""
 
-    ticket: TicketView
+    ticket: Ticket
     screenshot: QImage | None = None
     dom: str = ""
     console: str = ""
@@ -58,7 +61,7 @@ class TicketBundle:
     problems: list[str] = field(default_factory=list)
 
 
-def load_bundle(source: TicketSource, ticket_id: int) -> TicketBundle:
+def load_bundle(source: TicketReads, ticket_id: int) -> TicketBundle:
     """Read a ticket with its evidence files and earlier answers (blocking)."""
     t = source.ticket(ticket_id)
     b = TicketBundle(ticket=t)
@@ -139,7 +142,7 @@ class TicketDialog(QDialog):
         head.setWordWrap(True)
         head.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         head.setText(
-            f"<b>{t.shop}</b> ({t.platform}) · {t.type} · {tr('step')} "
+            f"<b>{t.shop}</b> ({t.platform}) · {t.task_type} · {tr('step')} "
             f"{(t.step + 1) if t.step is not None else '?'} {t.step_name} · "
             f"{tr('open for')} {fmt_duration(_age(t))}<br>"
             f"<span style='color:#a00'><b>{t.error_class}</b>: {t.error}</span><br>"
@@ -175,10 +178,10 @@ class TicketDialog(QDialog):
         self.answers = QTreeWidget(self)
         self.answers.setObjectName("ticket-answers")
         self.answers.setRootIsDecorated(False)
-        self.answers.setHeaderLabels([tr("When"), tr("Answer"), tr("Note"), tr("By rule")])
+        self.answers.setHeaderLabels([tr("When"), tr("Answer"), tr("Note"), tr("Ticket")])
         for a in bundle.answers:
             self.answers.addTopLevelItem(QTreeWidgetItem([
-                fmt_time(a.answered_at), tr(a.action), a.note, tr("yes") if a.by_rule else ""]))
+                fmt_time(a.at), tr(a.action), a.note, f"#{a.ticket_id}"]))
         tabs = QTabWidget(self)
         tabs.addTab(shot_w, tr("Screenshot"))
         tabs.addTab(self.dom, tr("Page (redacted)"))
@@ -239,10 +242,8 @@ class TicketDialog(QDialog):
         super().accept()
 
 
-def _age(t: TicketView) -> float:
-    import time
-
-    return time.time() - t.opened_at
+def _age(t: Ticket) -> float:
+    return t.age_s(time.time())
 
 
 def dump(obj: Any) -> str:

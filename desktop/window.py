@@ -1,26 +1,30 @@
-"""The main window: live tables, the detail pane, the dashboard, operator actions.
+"""The main window: layout and wiring of the live tables, the detail pane, the dashboard and
+the operator's actions.
 
 Data flows one way. Commands go to the engine through :class:`desktop.actions.ActionRunner`;
 changes come back as core events through the :class:`desktop.bridge.EngineBridge`, which marks
 table models stale; a short timer refreshes the stale models that are on screen (so a burst of
 events costs one read, and a hidden table costs nothing). Table models read pages from the
 store on worker threads; they never own the data.
+
+What lives elsewhere: the actions' words, shortcuts, menus and enabling
+(:mod:`desktop.action_table`); the operations they run, one call into core each
+(:mod:`desktop.operations`) and their handlers (:mod:`desktop.window_commands`); reading and
+refreshing the tables (:mod:`desktop.window_refresh`); the in-flight rows
+(:mod:`desktop.inflight`); ticket reads (:mod:`desktop.tickets`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Awaitable, Callable, Hashable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QIcon
 from PySide6.QtWidgets import (
-    QApplication,
     QLabel,
     QMainWindow,
     QMenu,
@@ -32,33 +36,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import (
-    Changes,
-    Engine,
-    EngineHost,
-    EngineStatistics,
-    Refused,
-    Settings,
-    SqliteStore,
-    TaskStateChanged,
-    resources_dir,
-)
+from core import BreakerChanged, EngineHost, EngineStatistics, TicketOpened, resources_dir
 
+from . import action_table as A
 from . import columns as C
-from ._core import (
-    filter_choices,
-    flow_names,
-    metrics_series,
-    shop_rows,
-    task_detail,
-    task_page,
-)
+from ._core import task_detail
 from .actions import ActionRunner, ErrorPresenter
 from .bridge import EngineBridge
+from .context import ConsoleContext
 from .dashboard import Dashboard
 from .detail import DetailPane
-from .dialogs import BumpDialog, GateDialog, SettingsDialog, SubmitDialog
-from .i18n import install_language, save_language, saved_language, tr
+from .i18n import tr
+from .inflight import InFlightRow
 from .models import (
     KeyedTableModel,
     ListTableModel,
@@ -68,70 +57,16 @@ from .models import (
     worker_state_color,
 )
 from .panels import TablePanel
-from .ticket_dialog import TicketDialog, load_bundle
-from .tickets import BasicTicketSource, TicketSource, ticket_source_for
+from .tickets import TicketReads
+from .window_commands import CommandsMixin
+from .window_refresh import RefreshMixin
 
 log = logging.getLogger(__name__)
 
-TASK_PANELS = ("pending", "in_flight", "suspended", "quarantine", "history")
+TASK_PANELS = A.TASK_PANELS
 
 
-@dataclass(frozen=True)
-class InFlightRow:
-    """A running task: as this console's engine sees it now (copied on the engine thread),
-    or, when another worker of the fleet runs it, as the store has it (``remote``)."""
-
-    id: int
-    type: str
-    shop: str
-    platform: str
-    domain: str
-    step: int
-    steps: int
-    step_name: str
-    browser_id: int | None
-    started_at: float
-    score: float
-    preemptible: bool
-    worker: str = ""
-    """The host of the worker running it (a remote task)."""
-    owner: str = ""
-    remote: bool = False
-
-
-def _remote_row(r: Any, worker: Any) -> InFlightRow:
-    """A task another worker runs, from its store row (no step progress: that stays there)."""
-    return InFlightRow(id=r.id, type=r.type, shop=r.shop, platform=r.platform, domain=r.domain,
-                       step=0, steps=0, step_name="", browser_id=None,
-                       started_at=r.started_at or r.updated_at, score=r.score,
-                       preemptible=r.preemptible, worker=getattr(worker, "host", ""),
-                       owner=getattr(worker, "owner", ""), remote=True)
-
-
-def _snapshot(engine: Engine) -> tuple[EngineStatistics, list[InFlightRow]]:
-    """Runs on the engine thread: TaskControl is mutable and belongs there."""
-    rows = [InFlightRow(id=t.id, type=t.type, shop=t.shop, platform=t.platform,
-                        domain=t.domain, step=c.step, steps=c.steps, step_name=c.step_name,
-                        browser_id=c.browser_id, started_at=c.started_at, score=t.score,
-                        preemptible=t.preemptible)
-            for t, c in engine.running_tasks()]
-    return engine.statistics(), rows
-
-
-@dataclass
-class ConsoleContext:
-    """What the window works with."""
-
-    settings: Settings
-    store: SqliteStore
-    host: EngineHost | None
-    tickets: TicketSource | None = None
-    config_path: Path | None = None
-    title_suffix: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class MainWindow(QMainWindow):
+class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
     """The operator console."""
 
     shut_down = Signal()
@@ -141,8 +76,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.ctx = ctx
         self.store = ctx.store
-        self.tickets: TicketSource = ctx.tickets or BasicTicketSource(ctx.store)
-        self._own_tickets = ctx.tickets is None
+        self.tickets = TicketReads(ctx.store)
         self.setObjectName("main-window")
         self.setWindowIcon(app_icon())
         self.reader = Reader()
@@ -181,8 +115,7 @@ class MainWindow(QMainWindow):
             "shops": ListTableModel(C.SHOPS, lambda r: r.name, self._load_shops, self),
             "gates": ListTableModel(C.GATES, lambda r: r.name, self._no_load, self),
             "breakers": ListTableModel(C.BREAKERS, lambda r: r.name, self._no_load, self),
-            "kb": ListTableModel(C.KB, lambda r: (r.signature, r.answered_at), self._load_kb,
-                                 self),
+            "kb": ListTableModel(C.KB, lambda r: r.id, self._load_kb, self),
             "rules": ListTableModel(C.RULES, lambda r: r.id, self._load_rules, self),
             "workers": ListTableModel(C.WORKERS, lambda r: r.owner, self._load_workers, self),
         }
@@ -235,9 +168,7 @@ class MainWindow(QMainWindow):
         self.toolbar = QToolBar(self)
         self.toolbar.setObjectName("toolbar")
         self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        for key in ("submit", "bump", "preempt", "cancel", "retry", "release", "answer", None,
-                    "pause_shop", "resume_shop", "pause_domain", "resume_domain", None,
-                    "gate_rate", "breaker_open", "breaker_close", None, "settings"):
+        for key in A.TOOLBAR:
             if key is None:
                 self.toolbar.addSeparator()
             else:
@@ -258,7 +189,7 @@ class MainWindow(QMainWindow):
         self.tray: QSystemTrayIcon | None = None
         if QSystemTrayIcon.isSystemTrayAvailable():
             self.tray = QSystemTrayIcon(app_icon(), self)
-            self.tray.activated.connect(lambda *_: (self.showNormal(), self.raise_()))
+            self.tray.activated.connect(self._bring_to_front)
             self.tray.show()
 
         # -- timers: refresh what is stale and visible; poll the engine each second
@@ -281,15 +212,13 @@ class MainWindow(QMainWindow):
         """Connect to a started engine: subscribe to its events, enable the actions."""
         self.ctx.host = host
         self.runner.host = host
-        if self._own_tickets:
-            self.tickets = ticket_source_for(self.store, host.engine)
         self.bridge = EngineBridge(host.bus, self)
         b = self.bridge
         for sig in (b.tasks_submitted, b.task_state_changed, b.task_bumped):
             sig.connect(self._tasks_changed)
         b.task_progressed.connect(self._progress)
         for sig in (b.shop_paused, b.domain_paused):
-            sig.connect(lambda *_: self.models["shops"].mark_stale())
+            sig.connect(lambda *_: self._mark(("shops",)))
         b.breaker_tripped.connect(self._breaker_tripped)
         b.ticket_opened.connect(self._ticket_opened)
         b.ticket_answered.connect(lambda *_: self._mark(("tickets", "kb", "rules")))
@@ -298,214 +227,17 @@ class MainWindow(QMainWindow):
         b.ready()
         self._update_actions()
 
-    @staticmethod
-    async def _no_load() -> list[Any]:
-        return []
+    def _bring_to_front(self, *_: object) -> None:
+        self.showNormal()
+        self.raise_()
 
-    async def _load_tickets(self) -> list[Any]:
-        flt = self.panels["tickets"].current_filter() if "tickets" in self.panels else None
-        return await self.reader(self.tickets.tickets, shop=flt.shop if flt else "",
-                                 platform=flt.platform if flt else "",
-                                 type=flt.type if flt else "")
-
-    async def _load_shops(self) -> list[Any]:
-        return await self.reader(shop_rows, self.store)
-
-    async def _load_workers(self) -> list[Any]:
-        return await self.reader(self.store.workers)
-
-    async def _load_fleet(self) -> None:
-        """The fleet's workers and the tasks running anywhere (another machine's included,
-        so the operator can preempt or cancel them from here), read off the GUI thread."""
-        if self._fleet_busy or self.reader.closed:
-            return
-        self._fleet_busy = True
-        try:
-            workers = await self.reader(self.store.workers)
-            page = await self.reader(task_page, self.store, "in_flight", limit=500)
-        except Exception as exc:  # the store is closing, or Redis is away for a moment
-            log.debug("fleet read failed: %r", exc)
-            return
-        finally:
-            self._fleet_busy = False
-        self.models["workers"].set_rows(workers)
-        self._size_owner_column()
-        here = self.ctx.host.engine.owner if self.ctx.host is not None else None
-        by_task = {int(t): w for w in workers if w.state == "alive"
-                   for t in w.detail.get("running_ids", []) or []}
-        self._remote_running = [
-            _remote_row(r, by_task.get(r.id)) for r in page.rows
-            if here is None or getattr(by_task.get(r.id), "owner", None) != here]
-        self._show_in_flight()
-
-    def _size_owner_column(self) -> None:
-        """Fit the worker ids once, unless the operator has sized the column already."""
-        view = self.panels["workers"].view
-        header = view.horizontalHeader()
-        if self.models["workers"].rowCount() and header.sectionSize(1) == \
-                header.defaultSectionSize():
-            view.resizeColumnToContents(1)
-
-    def _show_in_flight(self) -> None:
-        """This engine's tasks as it sees them, then the ones other workers run."""
-        local = {r.id for r in self._local_running}
-        self.models["in_flight"].set_rows(
-            self._local_running + [r for r in self._remote_running if r.id not in local])
-        self._update_titles()
-
-    async def _load_kb(self) -> list[Any]:
-        return await self.reader(self.tickets.kb_entries)
-
-    async def _load_rules(self) -> list[Any]:
-        return await self.reader(self.tickets.rules)
-
-    async def _load_choices(self) -> None:
-        choices = await self.reader(filter_choices, self.store)
-        self._flows = await self.reader(flow_names, self.ctx.settings)
-        self.choices = choices
-        for p in self.panels.values():
-            p.set_choices(choices)
-
-    def _spawn(self, coro: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-
-        def done(t: asyncio.Task[Any]) -> None:
-            self._tasks.discard(t)
-            if not t.cancelled() and t.exception() is not None and not self._closing:
-                log.error("console task failed", exc_info=t.exception())
-        task.add_done_callback(done)
-
-    # -- events → stale ------------------------------------------------------------------
-
-    def _mark(self, names: Sequence[str]) -> None:
-        for n in names:
-            m = self.models[n]
-            if isinstance(m, TaskTableModel | ListTableModel):
-                m.mark_stale()
-
-    def _tasks_changed(self, event: Any) -> None:
-        self._mark(("pending", "suspended", "quarantine", "history", "tickets", "shops"))
-        if getattr(event, "task_id", None) == self.detail.task_id or (
-                self.detail.task_id in getattr(event, "ids", ())):
-            self._detail_stale = True
-        if isinstance(event, TaskStateChanged) and event.state != "running":
-            self._current_steps.pop(event.task_id, None)
-
-    def _progress(self, event: Any) -> None:
-        self._current_steps[event.task_id] = event.step
-        if event.task_id == self.detail.task_id:
-            self._detail_stale = True
-
-    def _changes(self, ch: Changes) -> None:
-        if ch.tasks:
-            self._mark(("pending", "suspended", "quarantine", "history", "tickets"))
-            self._detail_stale = self.detail.task_id is not None
-        if ch.shops:
-            self._mark(("shops",))
-        if ch.tickets:
-            self._mark(("tickets", "kb", "rules"))
-        if ch.gates or ch.breakers:
-            self._poll()
-
-    def _visible_models(self) -> list[str]:
-        key = self._tab_keys[self.tabs.currentIndex()] if self.tabs.currentIndex() >= 0 else ""
-        return {"gates": ["gates", "breakers"], "kb": ["kb", "rules"]}.get(key, [key])
-
-    def _refresh_visible(self) -> None:
-        if self._closing:
-            return
-        now = time.monotonic()
-        for name in self._visible_models():
-            m = self.models.get(name)
-            if isinstance(m, TaskTableModel | ListTableModel) and m.stale:
-                if name == "shops":  # counts over a big queue: at most every 2 s
-                    if now < self._shops_next:
-                        continue
-                    self._shops_next = now + 2.0
-                self._spawn(m.refresh())
-        # Tickets matter on every tab (tab title, tray): keep their count fresh.
-        t = self.models["tickets"]
-        if isinstance(t, ListTableModel) and t.stale and "tickets" not in self._visible_models():
-            self._spawn(t.refresh())
-        if self._detail_stale and self.detail.task_id is not None:
-            self._detail_stale = False
-            self._spawn(self._load_detail(self.detail.task_id))
-
-    def _poll(self) -> None:
-        if self._closing:
-            return
-        now = time.monotonic()
-        if now >= self._fleet_next:  # each second on screen, else every 5 s (tab counts)
-            on_screen = self.current_key() in ("in_flight", "workers")
-            self._fleet_next = now + (1.0 if on_screen else 5.0)
-            self._spawn(self._load_fleet())
-        if self.ctx.host is None:
-            self.models["workers"].tick()
-            return
-        try:
-            fut = self.ctx.host.call_soon(_snapshot)
-        except Exception:
-            return
-        self._spawn(self._take_snapshot(asyncio.wrap_future(fut)))
-        for m in self.models.values():
-            m.tick()
-        if self.tabs.currentWidget() is self.dashboard and time.monotonic() > self._history_next:
-            self._history_next = time.monotonic() + 30.0
-            self._spawn(self._load_history())
-
-    async def _take_snapshot(self, fut: Awaitable[tuple[EngineStatistics, list[InFlightRow]]]
-                             ) -> None:
-        try:
-            stats, rows = await fut
-        except Exception:
-            return  # the engine is stopping
-        self.stats = stats
-        self._local_running = rows
-        self._show_in_flight()
-        self.models["gates"].set_rows(stats.gates)
-        self.models["breakers"].set_rows(stats.breakers)
-        self.dashboard.add_live(stats)
-        if self.tabs.currentWidget() is self.dashboard:
-            self.dashboard.redraw()
-        self._show_status(stats)
-        self._update_titles()
-
-    async def _load_history(self) -> None:
-        since = int(time.time() // 60) - 24 * 60
-        rows = await self.reader(metrics_series, self.store, since_minute=since)
-        self.dashboard.set_history(rows)
-
-    def _show_status(self, s: EngineStatistics) -> None:
-        waiting = self.models["tickets"].rowCount()
-        self.status_counts.setText(tr(
-            "queued %1 · running %2/%3 · tickets %4 · done/min %5 · failed/min %6 · "
-            "oldest wait %7", f"{s.queued:,}", s.running, s.slots, waiting, s.done_per_min,
-            s.failed_per_min, C.fmt_duration(s.oldest_wait_s)))
-        open_b = [b.name for b in s.breakers if b.state.value != "closed"]
-        alerts = []
-        if open_b:
-            alerts.append(tr("breaker open: %1", ", ".join(open_b)))
-        if s.problems:
-            alerts.append(tr("engine problem: %1", "; ".join(s.problems)))
-        self.status_alert.setText(" · ".join(alerts))
-        self.status_engine.setText(tr("browsers %1", s.browsers_alive))
-        self._show_store()
-
-    def _show_store(self) -> None:
-        self.status_store.setText(tr("store: %1", self.store.url))
-        self.status_store.setToolTip(tr("Every console and worker on this store shares its "
-                                        "queue"))
-
-    def _breaker_tripped(self, event: Any) -> None:
+    def _breaker_tripped(self, event: BreakerChanged) -> None:
         self.notify(tr("Breaker open"), tr("%1: %2", event.name, event.reason))
 
-    def _ticket_opened(self, event: Any) -> None:
+    def _ticket_opened(self, event: TicketOpened) -> None:
         self._mark(("tickets",))
-        shop = getattr(event, "shop", "")
-        reason = getattr(event, "reason", "") or getattr(event, "error", "")
         self.notify(tr("New ticket"), tr("Task #%1 (%2) needs a person: %3",
-                                         getattr(event, "task_id", "?"), shop, reason))
+                                         event.task_id, event.shop, event.error))
 
     def notify(self, title: str, message: str) -> None:
         """A desktop notification (tray balloon) and a line in the status bar."""
@@ -520,12 +252,7 @@ class MainWindow(QMainWindow):
     # -- tabs and text -------------------------------------------------------------------
 
     def _tab_title(self, key: str) -> str:
-        names = {"pending": tr("Pending"), "in_flight": tr("In flight"),
-                 "suspended": tr("Suspended"), "quarantine": tr("Quarantine"),
-                 "tickets": tr("Tickets"), "history": tr("History"), "shops": tr("Shops"),
-                 "gates": tr("Gates & breakers"), "kb": tr("Knowledge base & rules"),
-                 "dashboard": tr("Dashboard"), "workers": tr("Workers")}
-        title = names[key]
+        title = A.tab_names()[key]
         m = self.models.get(key)
         if isinstance(m, TaskTableModel) and key != "history":
             title += f" ({m.total:,})"
@@ -547,7 +274,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(tr("ShopFleet console") + self.ctx.title_suffix)
         self._show_store()
         self._update_titles()
-        texts = self._action_texts()
+        texts = A.texts()
         for key, act in self.acts.items():
             text, tip = texts[key]
             act.setText(text)
@@ -573,42 +300,8 @@ class MainWindow(QMainWindow):
 
     # -- actions ------------------------------------------------------------------------
 
-    def _action_texts(self) -> dict[str, tuple[str, str]]:
-        return {
-            "submit": (tr("Submit…"), tr("Submit tasks from a form or a JSON/JSONL file")),
-            "bump": (tr("Bump…"), tr("Change the priority of the selected tasks")),
-            "preempt": (tr("Preempt"), tr("Suspend the selected running task at its next safe "
-                                          "step")),
-            "cancel": (tr("Cancel"), tr("Cancel the selected tasks")),
-            "retry": (tr("Retry"), tr("Run the selected finished tasks again")),
-            "release": (tr("Release"), tr("Requeue the selected quarantined tasks")),
-            "answer": (tr("Answer ticket…"), tr("Answer the selected ticket")),
-            "pause_shop": (tr("Pause shop"), tr("Stop starting tasks of the selected shop")),
-            "resume_shop": (tr("Resume shop"), tr("Start tasks of the selected shop again")),
-            "pause_domain": (tr("Pause domain"), tr("Stop starting tasks on the selected "
-                                                    "shop's site")),
-            "resume_domain": (tr("Resume domain"), tr("Start tasks on the selected shop's "
-                                                      "site again")),
-            "gate_rate": (tr("Gate rate…"), tr("Change a rate gate")),
-            "breaker_open": (tr("Open breaker"), tr("Stop a site's tasks by hand")),
-            "breaker_close": (tr("Close breaker"), tr("Let a site's tasks run again")),
-            "settings": (tr("Settings…"), tr("Configuration and language")),
-            "refresh": (tr("Refresh"), tr("Read every table again")),
-        }
-
     def _make_actions(self) -> None:
-        keys = {
-            "submit": QKeySequence("Ctrl+N"), "bump": QKeySequence("Ctrl+B"),
-            "preempt": QKeySequence("Ctrl+P"), "cancel": QKeySequence(QKeySequence.StandardKey
-                                                                      .Delete),
-            "retry": QKeySequence("Ctrl+R"), "release": QKeySequence("Ctrl+L"),
-            "answer": QKeySequence("Ctrl+Return"), "pause_shop": QKeySequence("Ctrl+Shift+P"),
-            "resume_shop": QKeySequence("Ctrl+Shift+R"), "pause_domain": QKeySequence(),
-            "resume_domain": QKeySequence(), "gate_rate": QKeySequence("Ctrl+G"),
-            "breaker_open": QKeySequence(), "breaker_close": QKeySequence(),
-            "settings": QKeySequence(QKeySequence.StandardKey.Preferences),
-            "refresh": QKeySequence(QKeySequence.StandardKey.Refresh),
-        }
+        keys = A.shortcuts()
         handlers: dict[str, Callable[[], None]] = {
             "submit": self.submit_tasks, "bump": self.bump_selected,
             "preempt": self.preempt_selected, "cancel": self.cancel_selected,
@@ -668,7 +361,7 @@ class MainWindow(QMainWindow):
         if name in TASK_PANELS or name == "tickets":
             tid: int | None = None
             if ids:
-                tid = int(ids[0]) if name != "tickets" else next(
+                tid = int(str(ids[0])) if name != "tickets" else next(
                     (r.task_id for r in self.panels["tickets"].selected_rows() if r), None)
             if tid is not None and tid != self.detail.task_id:
                 self._spawn(self._load_detail(tid))
@@ -685,43 +378,17 @@ class MainWindow(QMainWindow):
 
     def _update_actions(self) -> None:
         key = self.current_key()
-        engine = self.ctx.host is not None
-        tasks = bool(self.selected_task_ids())
-        has = {
-            "submit": engine,
-            "bump": engine and key in ("pending", "suspended", "quarantine", "in_flight")
-            and tasks,
-            "preempt": engine and key == "in_flight" and tasks,
-            "cancel": engine and tasks and key != "history",
-            "retry": engine and key == "history" and tasks,
-            "release": engine and key == "quarantine" and tasks,
-            "answer": engine and key == "tickets" and tasks,
-            "pause_shop": engine and bool(self._selected_shops()),
-            "resume_shop": engine and bool(self._selected_shops()),
-            "pause_domain": engine and bool(self._selected_shops()),
-            "resume_domain": engine and bool(self._selected_shops()),
-            "gate_rate": engine,
-            "breaker_open": engine and key == "gates" and bool(self._selected_in("breakers")),
-            "breaker_close": engine and key == "gates" and bool(self._selected_in("breakers")),
-            "settings": True, "refresh": True,
-        }
-        for k, on in has.items():
-            self.acts[k].setEnabled(bool(on))
+        sel = A.Selection(tab=key, engine=self.ctx.host is not None,
+                          tasks=bool(self.selected_task_ids()),
+                          shops=bool(self._selected_shops()),
+                          breakers=bool(self._selected_in("breakers")))
+        for k, on in A.enabled(sel).items():
+            self.acts[k].setEnabled(on)
 
     def _context_menu(self, name: str, pos: Any) -> None:
         self._update_actions()
         menu = QMenu(self)
-        per = {
-            "pending": ["bump", "cancel", None, "pause_shop", "resume_shop", "pause_domain"],
-            "in_flight": ["preempt", "bump", "cancel", None, "pause_shop"],
-            "suspended": ["bump", "cancel"],
-            "quarantine": ["release", "bump", "cancel"],
-            "tickets": ["answer", "cancel", None, "pause_shop"],
-            "history": ["retry"],
-            "shops": ["pause_shop", "resume_shop", "pause_domain", "resume_domain"],
-            "gates": ["gate_rate"],
-            "breakers": ["breaker_open", "breaker_close"],
-        }.get(name, [])
+        per = A.CONTEXT_MENUS.get(name, [])
         for key in per:
             if key is None:
                 menu.addSeparator()
@@ -736,167 +403,6 @@ class MainWindow(QMainWindow):
             self.answer_selected()
         elif name == "gates":
             self.change_gate()
-
-    # -- the actions themselves ---------------------------------------------------------
-
-    def _each(self, what: str, ids: Sequence[Any],
-              fn: Callable[[Engine, Any], Awaitable[Changes]]) -> asyncio.Task[None] | None:
-        """Run one command per selected item as one action; the first refusal stops it and
-        is shown; what was done before it stays done."""
-        if not ids:
-            return None
-        items = list(ids)
-
-        async def all_of(engine: Engine) -> Changes:
-            merged: dict[str, bool] = {}
-            for x in items:
-                ch = await fn(engine, x)
-                for k in ("tasks", "shops", "gates", "breakers", "browsers", "tickets"):
-                    merged[k] = merged.get(k, False) or bool(getattr(ch, k, False))
-            return Changes(**merged)
-
-        return self.runner.command(what, all_of)
-
-    def bump_selected(self) -> None:
-        ids = self.selected_task_ids()
-        if not ids:
-            return
-        snap = self.models[self.current_key()].snapshot(ids[0]) \
-            if self.current_key() in self.models else None
-        dlg = BumpDialog(len(ids), getattr(snap, "score", None), self)
-        dlg.accepted.connect(lambda: self._each(
-            tr("Bump"), ids, lambda e, i: e.bump(i, **dlg.values())))
-        self.dialog = dlg
-        dlg.open()
-
-    def cancel_selected(self) -> None:
-        ids = self.selected_task_ids()
-        if not ids:
-            return
-        box = QMessageBox(QMessageBox.Icon.Question, tr("Cancel tasks"),
-                          tr("Cancel %1 task(s)? Running ones stop at their next step.",
-                             len(ids)),
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
-        box.accepted.connect(lambda: self._each(tr("Cancel"), ids, lambda e, i: e.cancel(i)))
-        self.last_confirm = box
-        box.open()
-
-    def retry_selected(self) -> None:
-        self._each(tr("Retry"), self.selected_task_ids(),
-                   lambda e, i: self.tickets.retry(e, i))
-
-    def preempt_selected(self) -> None:
-        self._each(tr("Preempt"), self.selected_task_ids(),
-                   lambda e, i: self.tickets.preempt(e, i))
-
-    def release_selected(self) -> None:
-        self._each(tr("Release"), self.selected_task_ids(),
-                   lambda e, i: self.tickets.release(e, i))
-
-    def pause_shops(self, paused: bool) -> None:
-        names = [s.name for s in self._selected_shops()]
-        self._each(tr("Pause shop") if paused else tr("Resume shop"), names,
-                   lambda e, n: e.pause_shop(n, paused))
-
-    def pause_domains(self, paused: bool) -> None:
-        domains = sorted({s.domain for s in self._selected_shops() if s.domain})
-        self._each(tr("Pause domain") if paused else tr("Resume domain"), domains,
-                   lambda e, d: e.pause_domain(d, paused))
-
-    def set_breakers(self, state: str) -> None:
-        names = self._selected_in("breakers")
-        self._each(tr("Open breaker") if state == "open" else tr("Close breaker"), names,
-                   lambda e, n: e.set_breaker(n, state))  # type: ignore[arg-type]
-
-    def change_gate(self) -> None:
-        gates = self.models["gates"]
-        current = {g.name: (g.rate_per_s, g.burst) for g in (gates.snapshot(k) for k in gates.ids)
-                   if g is not None}
-        names = list(current) or ["*"]
-        choices = getattr(self, "choices", None)
-        for d in (choices.domains if choices is not None else []):
-            if d not in current:  # a domain whose gate has not been used yet
-                names.append(d)
-                spec = self.ctx.settings.gates.default_domain
-                current[d] = (spec.rate_per_s, spec.burst)
-        sel = self._selected_in("gates")
-        dlg = GateDialog(names, current, str(sel[0]) if sel else "*", self)
-
-        def go() -> None:
-            name, rate, burst = dlg.values()
-            self.runner.command(tr("Gate rate"), lambda e: e.set_gate_rate(
-                name, rate_per_s=rate, burst=burst))
-
-        dlg.accepted.connect(go)
-        self.dialog = dlg
-        dlg.open()
-
-    def submit_tasks(self) -> None:
-        choices = getattr(self, "choices", None)
-        dlg = SubmitDialog(choices.shops if choices else [], choices.types if choices else [],
-                           self._flows, self)
-
-        def go() -> None:
-            specs = dlg.specs
-            self.runner.command(tr("Submit tasks"), lambda e: e.submit(specs),
-                                then=lambda ids: self.status_message(
-                                    tr("Submitted %1 task(s)", len(ids))))
-            self._mark(("pending",))
-
-        dlg.accepted.connect(go)
-        self.dialog = dlg
-        dlg.open()
-
-    def answer_selected(self) -> None:
-        rows = [r for r in self.panels["tickets"].selected_rows() if r is not None]
-        if not rows:
-            return
-        tid = rows[0].id
-
-        def show(bundle: Any) -> None:
-            dlg = TicketDialog(bundle, self)
-            dlg.answered.connect(self._answer)
-            self.dialog = dlg
-            dlg.open()
-
-        self.runner.run(tr("Open ticket"), lambda: self.reader(load_bundle, self.tickets, tid),
-                        then=show)
-
-    def _answer(self, ticket_id: int, action: str, note: str, make_rule: bool) -> None:
-        self.runner.command(
-            tr("Answer ticket"),
-            lambda e: self.tickets.answer(e, ticket_id, action,  # type: ignore[arg-type]
-                                          note=note, make_rule=make_rule))
-        self._mark(("tickets", "kb", "rules"))
-
-    def open_settings(self) -> None:
-        path = self.ctx.config_path or default_config_path()
-        dlg = SettingsDialog(self.ctx.settings, language=saved_language(), path=str(path),
-                             parent=self)
-
-        def go() -> None:
-            lang = dlg.chosen_language()
-            if lang != saved_language():
-                save_language(lang)
-                install_language(lang)
-            if dlg.settings is not None and dlg.settings != self.ctx.settings:
-                text = dlg.toml
-
-                async def write() -> None:
-                    await asyncio.to_thread(_write_text, path, text)
-
-                self.runner.run(tr("Save settings"), write, then=lambda _: self.status_message(
-                    tr("Settings saved to %1; they apply at the next start", path)))
-
-        dlg.accepted.connect(go)
-        self.dialog = dlg
-        dlg.open()
-
-    def refresh_all(self) -> None:
-        for m in self.models.values():
-            if isinstance(m, TaskTableModel | ListTableModel):
-                m.mark_stale()
-        self._spawn(self._load_choices())
 
     # -- layout memory and shutdown ----------------------------------------------------
 
@@ -974,32 +480,9 @@ class _ShopRef:
     domain: str
 
 
-def _write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
-def default_config_path() -> Path:
-    from core import data_dir
-
-    return data_dir() / "shopfleet.toml"
-
-
 def app_icon() -> QIcon:
     folder = resources_dir() / "icons"
     icon = QIcon(str(folder / "shopfleet.svg"))
     if icon.isNull():
         icon = QIcon(str(folder / "shopfleet.png"))
     return icon
-
-
-def refused(message: str) -> Refused:
-    return Refused(message)
-
-
-def qapp() -> QApplication:
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    return app

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..clock import SYSTEM_CLOCK, Clock
@@ -169,3 +170,13 @@ class Breakers:
 
     def views(self) -> list[BreakerView]:
         return [b.view() for _, b in sorted(self._by_name.items())]
+
+    def listen(self, on_change: Callable[[], None]) -> None:
+        """Accepted for the Redis twin's interface: these breakers change only through the
+        engine's own calls, so the engine never needs waking for them."""
+
+    async def start(self) -> None:
+        """Nothing to load: the breakers live in this process (the Redis twin syncs here)."""
+
+    async def close(self) -> None:
+        """Nothing to release (the Redis twin pushes its queued changes here)."""

@@ -1,11 +1,13 @@
-"""Assemble the parts from settings: a store with the submission checks, an executor, an
-engine. Used by the worker, the demo, the desktop and the benchmarks alike."""
+"""The composition root: assemble the parts from settings — a store with the submission
+checks, an executor, the gates and breakers (this process's, or a fleet's in Redis), an
+engine. Used by the worker, the demo, the desktop and the benchmarks alike; the engine itself
+chooses none of its parts."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from ..clock import SYSTEM_CLOCK, Clock
@@ -13,10 +15,16 @@ from ..config import Settings
 from ..errors import EnvironmentProblem, InvalidInput
 from ..events import EventBus
 from ..paths import default_db_path
-from ..store import SqliteStore
+from ..store import SqliteStore, new_owner_id
 from ..store.base import Store
 from ..validation import submission_validator
+from .breakers import Breakers
 from .engine import Engine, Executor, NoopExecutor
+from .gates import RateGates
+
+if TYPE_CHECKING:
+    from .redis_breakers import RedisBreakers
+    from .redis_gates import RedisRateGates
 
 
 def open_store(settings: Settings, db: str | Path | None = None, *,
@@ -76,7 +84,26 @@ def build_engine(settings: Settings, store: Store, *,
         raise ValueError(f"unknown executor {executor!r}")
     else:
         ex = executor
-    # A store shared through Redis (it has a connect_url) shares the gates and breakers there.
+    owner = owner or new_owner_id()
+    gates, breakers = gates_and_breakers(settings, store, clock=clock, owner=owner)
     return Engine(store, settings, executor=ex, clock=clock, bus=bus, slots=slots, owner=owner,
-                  shared_url=getattr(store, "connect_url", None),
-                  shared_prefix=settings.store.redis_prefix)
+                  gates=gates, breakers=breakers)
+
+
+def gates_and_breakers(settings: Settings, store: Store, *, clock: Clock, owner: str
+                       ) -> tuple[RateGates | RedisRateGates, Breakers | RedisBreakers]:
+    """The rate gates and circuit breakers for an engine over ``store``: on a store shared
+    through Redis (it has a :attr:`~core.store.base.Store.shared_url`) the fleet's, kept in
+    that Redis so the rates and the breakers' states hold across all workers; otherwise this
+    process's own."""
+    url = store.shared_url
+    if not url:
+        return (RateGates(settings.gates, clock=clock),
+                Breakers(settings.breakers, clock=clock))
+    from .redis_breakers import RedisBreakers
+    from .redis_gates import RedisRateGates
+
+    prefix = settings.store.redis_prefix
+    return (RedisRateGates(settings.gates, url=url, prefix=prefix, clock=clock),
+            RedisBreakers(settings.breakers, url=url, prefix=prefix, clock=clock,
+                          worker_id=owner))

@@ -64,7 +64,8 @@ from .preemption import Candidate, Holder, StormLimiter, choose_victim
 from .rescue import RescueBudget, Verdict, decide, signature_of
 
 if TYPE_CHECKING:
-    from .shared import RedisBreakers, RedisRateGates
+    from .redis_breakers import RedisBreakers
+    from .redis_gates import RedisRateGates
 
 log = logging.getLogger(__name__)
 _HOST = socket.gethostname()
@@ -236,13 +237,17 @@ class Engine:
         clock: the injected clock.
         bus: where events go (one is made if not given).
         poll_s: longest idle wait before looking at the queue again (other processes submit).
+        owner: this worker's id in the store's leases (default: a fresh one).
+        gates, breakers: the rate gates and circuit breakers (default: this process's own;
+            :func:`core.engine.build.build_engine` passes a fleet's Redis twins).
     """
 
     def __init__(self, store: Store, settings: Settings | None = None, *,
                  executor: Executor, slots: int | None = None, clock: Clock = SYSTEM_CLOCK,
                  bus: EventBus | None = None, poll_s: float = 0.25,
                  grace_s: float = 15.0, owner: str | None = None,
-                 shared_url: str | None = None, shared_prefix: str = "shopfleet") -> None:
+                 gates: RateGates | RedisRateGates | None = None,
+                 breakers: Breakers | RedisBreakers | None = None) -> None:
         self.store = store
         self.astore = AsyncStore(store)
         self.settings = settings or store.settings
@@ -255,23 +260,14 @@ class Engine:
         self.poll_s = poll_s
         self.grace_s = grace_s
         self._changed_gates: set[str] = set()
-        # With ``shared_url`` (a fleet on Redis) the gates and breakers live in Redis, so the
-        # rates and the breakers' states hold across all workers; otherwise in this process.
-        self.gates: RateGates | RedisRateGates
-        self.breakers: Breakers | RedisBreakers
-        if shared_url:
-            from .shared import RedisBreakers, RedisRateGates
-
-            self.gates = RedisRateGates(self.settings.gates, url=shared_url,
-                                        prefix=shared_prefix, clock=clock,
-                                        on_change=self._gate_changed)
-            self.breakers = RedisBreakers(self.settings.breakers, url=shared_url,
-                                          prefix=shared_prefix, clock=clock,
-                                          worker_id=self.owner, on_change=self._poke)
-        else:
-            self.gates = RateGates(self.settings.gates, clock=clock,
-                                   on_change=self._gate_changed)
-            self.breakers = Breakers(self.settings.breakers, clock=clock)
+        # The composition root (core.engine.build) passes the fleet's Redis gates and breakers
+        # for a shared store; by default they live in this process.
+        self.gates: RateGates | RedisRateGates = (
+            gates if gates is not None else RateGates(self.settings.gates, clock=clock))
+        self.breakers: Breakers | RedisBreakers = (
+            breakers if breakers is not None else Breakers(self.settings.breakers, clock=clock))
+        self.gates.listen(self._gate_changed)
+        self.breakers.listen(self._poke)
         self.tickets = store.ticket_book()
         self.rescue_budget = RescueBudget(self.settings.rescue, clock)
         self.storm = StormLimiter(self.settings.preemption, clock)
@@ -325,10 +321,8 @@ class Engine:
             log.info("recovered %d tasks whose worker died", len(recovered))
         # Shared breakers sync once in start(): the fleet's open ones are known before the
         # first claim.
-        for part in (self.gates, self.breakers):
-            start = getattr(part, "start", None)
-            if start is not None:
-                await start()
+        await self.gates.start()
+        await self.breakers.start()
         await self.executor.start()
         await self._refresh_queue_snapshot()
         await self._heartbeat()
@@ -422,11 +416,9 @@ class Engine:
         await asyncio.gather(*self._jobs, return_exceptions=True)
         self._jobs.clear()
         await self.executor.close()
-        for part in (self.gates, self.breakers):
-            close = getattr(part, "close", None)
-            if close is not None:
-                with contextlib.suppress(Exception):
-                    await close()
+        for close in (self.gates.close, self.breakers.close):
+            with contextlib.suppress(Exception):
+                await close()
         try:
             await self.astore.run(self.store.worker_gone, self.owner)
         except Exception as exc:  # the store may be the reason we stop: say so, go on
@@ -925,6 +917,25 @@ class Engine:
         self.bus.publish(TaskStateChanged(self.clock.now(), task_id, rec.shop, "cancelled",
                                           "cancelled by operator"))
         return Changes(tasks=True, detail={"was": before.value})
+
+    async def retry(self, task_id: int) -> Changes:
+        """Run a finished task (done, failed or cancelled) again: a new task with its spec.
+
+        Raises:
+            Refused: the task has not finished (it may still run, or wait for a person).
+        """
+        rec = await self.astore.task(task_id)
+        if not rec.state.is_final:
+            raise Refused(f"task {task_id} is {rec.state.value}; only finished tasks can be "
+                          "retried")
+        data: dict[str, Any] = {"type": rec.type, "shop": rec.shop, "params": rec.params,
+                                "max_attempts": rec.max_attempts}
+        if rec.flow is not None:
+            data["flow"] = rec.flow
+        else:
+            data["steps"] = rec.steps
+        ids = await self.submit([TaskSpec.model_validate(data)])
+        return Changes(tasks=True, detail={"retried_as": ids[0]})
 
     async def pause_shop(self, name: str, paused: bool = True) -> Changes:
         await self.astore.run(self.store.set_shop_paused, name, paused)

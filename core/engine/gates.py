@@ -175,3 +175,14 @@ class RateGates:
 
     def levels(self) -> list[GateLevel]:
         return [self.global_bucket.level()] + [b.level() for _, b in sorted(self._domains.items())]
+
+    def listen(self, on_change: Callable[[str, float, float], None]) -> None:
+        """Call ``on_change(name, rate, burst)`` after each runtime rate change (the engine
+        persists it)."""
+        self._on_change = on_change
+
+    async def start(self) -> None:
+        """Nothing to load: the buckets live in this process (the Redis twin syncs here)."""
+
+    async def close(self) -> None:
+        """Nothing to release (the Redis twin pushes its queued changes here)."""

@@ -3,7 +3,8 @@
 :class:`AsyncStore` wraps any :class:`core.store.base.Store`. For SQLite, writes go straight
 to the store's writer thread (``asyncio.wrap_future``: no extra thread hop, and they join the
 writer's group commit); every other call — and every call on other stores, such as Redis's
-blocking client — runs in the default thread pool.
+blocking client — runs in the default thread pool. Which of the two a store wants is its
+:meth:`~core.store.base.Store.op_writer`.
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ from typing import Any, TypeVar
 
 from ..errors import BacklogFull, StoreUnavailable
 from ..specs import TaskSpec
-from .base import Store, TicketStore, WorkerInfo
+from .base import OpWriter, Store, TicketStore, WorkerInfo
 from .records import ClaimedTask, QueueStatus, TaskRecord, TaskState
-from .sqlite import SqliteStore
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -29,9 +29,8 @@ class AsyncStore:
 
     def __init__(self, store: Store) -> None:
         self.sync = store
-        self._sqlite = store if isinstance(store, SqliteStore) else None
-        self._transient: tuple[type[BaseException], ...] = tuple(
-            getattr(store, "transient_errors", ()))
+        self._ops: OpWriter | None = store.op_writer()
+        self._transient: tuple[type[BaseException], ...] = tuple(store.transient_errors)
         self._acks: list[tuple[tuple[int, str, dict[str, Any] | None],
                                asyncio.Future[None]]] = []
         self._ack_flusher: asyncio.Future[None] | None = None
@@ -65,13 +64,12 @@ class AsyncStore:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
 
-    async def _write(self, sqlite_op: Callable[[SqliteStore], Any],
+    async def _write(self, make_op: Callable[[OpWriter], Any],
                      call: Callable[[], T], *, retry: bool = True) -> T:
-        """Run a write: as an op on SQLite's writer thread, else ``call`` in a thread
-        (retried through an outage when ``retry``)."""
-        if self._sqlite is not None:
-            result: T = await asyncio.wrap_future(self._sqlite.submit_op(
-                sqlite_op(self._sqlite)))
+        """Run a write: as an op on the store's writer thread (SQLite), else ``call`` in a
+        thread (retried through an outage when ``retry``)."""
+        if self._ops is not None:
+            result: T = await asyncio.wrap_future(self._ops.submit_op(make_op(self._ops)))
             return result
         return await (self._retrying(call) if retry else self._thread(call))
 
@@ -119,13 +117,12 @@ class AsyncStore:
 
     async def ack(self, task_id: int, owner: str, *,
                   results: dict[str, Any] | None = None) -> None:
-        if self._sqlite is None and hasattr(self.sync, "ack_many"):
+        if self._ops is None:
             await self._ack_batched(task_id, owner, results)
             return
         await self._write(lambda s: s.ack_op(task_id, owner, results=results),
                           lambda: self.sync.ack(task_id, owner, results=results))
-        if self._sqlite is not None:
-            self._sqlite._room_freed()
+        self._ops.room_freed()
 
     async def _ack_batched(self, task_id: int, owner: str,
                            results: dict[str, Any] | None) -> None:
@@ -138,7 +135,7 @@ class AsyncStore:
         await fut
 
     async def _flush_acks(self) -> None:
-        ack_many = self.sync.ack_many  # type: ignore[attr-defined]
+        ack_many = self.sync.ack_many
         while self._acks:
             batch, self._acks = self._acks, []
             items = [item for item, _ in batch]

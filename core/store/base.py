@@ -12,7 +12,8 @@ a small part of a lease.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -23,6 +24,7 @@ from .records import ClaimedTask, QueueStatus, ShopRecord, TaskEvent, TaskRecord
 
 if TYPE_CHECKING:
     from ..tickets import KbAnswer, Rule, RuleAction, Signature, Ticket
+    from .pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,42 @@ class TicketStore(Protocol):
     def release(self, task_id: int) -> None: ...
 
 
+class OpWriter(Protocol):
+    """A store's own writer thread taking a task's life-cycle writes as ops (SQLite): async
+    callers hand it the op straight away and the write joins the writer's group commit.
+
+    Each ``*_op`` returns a callable that the writer runs with its connection.
+    """
+
+    def submit_op(self, op: Callable[[Any], Any]) -> Future[Any]: ...
+    def claim_op(self, owner: str, *, exclude_domains: Iterable[str] = (),
+                 lease_s: float | None = None) -> Callable[[Any], ClaimedTask | None]: ...
+    def claim_many_op(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
+                      probe_domains: Iterable[str] = ()
+                      ) -> Callable[[Any], list[ClaimedTask]]: ...
+    def ack_op(self, task_id: int, owner: str, *, results: dict[str, Any] | None = None
+               ) -> Callable[[Any], None]: ...
+    def fail_op(self, task_id: int, owner: str, *, error_class: str, message: str,
+                retry: bool = True, retry_after_s: float | None = None,
+                evidence: dict[str, str] | None = None) -> Callable[[Any], TaskState]: ...
+    def checkpoint_op(self, task_id: int, owner: str, checkpoint: dict[str, Any]
+                      ) -> Callable[[Any], None]: ...
+    def release_op(self, task_id: int, owner: str, *, reason: str = "released",
+                   checkpoint: dict[str, Any] | None = None, suspend: bool = False
+                   ) -> Callable[[Any], None]: ...
+    def renew_leases_op(self, owner: str, task_ids: Sequence[int]
+                        ) -> Callable[[Any], list[int]]: ...
+    def record_crash_op(self, task_id: int, owner: str, *, error_class: str, message: str,
+                        quarantine: bool, evidence: dict[str, str] | None
+                        ) -> Callable[[Any], str]: ...
+    def room_freed(self) -> None:
+        """Wake submitters waiting for room in the backlog (this process)."""
+
+
+TicketBook = TicketStore
+"""The ticket store as the facade names it (``core.TicketBook``)."""
+
+
 @runtime_checkable
 class Store(Protocol):
     """The queue, shops, tickets, metrics and worker registry (blocking calls)."""
@@ -90,6 +128,20 @@ class Store(Protocol):
     clock: Clock
     url: str
     """Where it is: ``sqlite:PATH`` or ``redis://…`` (no password)."""
+
+    @property
+    def shared_url(self) -> str | None:
+        """Where other machines reach this same store, password included (never print it),
+        for the gates and breakers a fleet shares; ``None`` when it is this machine's own."""
+    @property
+    def transient_errors(self) -> tuple[type[BaseException], ...]:
+        """Errors meaning "the store cannot be reached right now" (async callers wait)."""
+
+    def durability_warning(self) -> str | None:
+        """What a crash of the store's server could lose, or ``None``."""
+    def op_writer(self) -> OpWriter | None:
+        """The store's writer thread for ops, or ``None`` (then async callers run each call
+        in a thread and batch acks with :meth:`ack_many`)."""
 
     def close(self) -> None: ...
 
@@ -117,6 +169,10 @@ class Store(Protocol):
                    probe_domains: Iterable[str] = ()) -> list[ClaimedTask]: ...
     def ack(self, task_id: int, owner: str, *, results: dict[str, Any] | None = None) -> None:
         """Done; also closes the task's answered tickets."""
+    def ack_many(self, items: Sequence[tuple[int, str, dict[str, Any] | None]]
+                 ) -> list[BaseException | None]:
+        """Several :meth:`ack` (one round trip where the store has them); per item ``None``
+        or the error that item raised."""
     def fail(self, task_id: int, owner: str, *, error_class: str, message: str,
              retry: bool = True, retry_after_s: float | None = None,
              evidence: dict[str, str] | None = None) -> TaskState: ...
@@ -160,6 +216,19 @@ class Store(Protocol):
     def counts(self) -> dict[str, int]: ...
     def status(self) -> QueueStatus: ...
     def queue_bands(self, *, urgent_at: float, low_below: float) -> dict[str, int]: ...
+
+    # the console's pages (row types and order in core.store.pages; core.queries checks the
+    # arguments)
+    def task_page(self, states: tuple[str, ...], *, sort: str, descending: bool, order: Order,
+                  flt: TaskFilter, after: Cursor | None, limit: int) -> TaskPage:
+        """One page of tasks in these states, in ``order``, after the cursor ``after``."""
+    def count_filtered(self, states: tuple[str, ...], flt: TaskFilter, cap: int
+                       ) -> tuple[int, bool]:
+        """Tasks in these states matching ``flt`` counted up to ``cap + 1``: (n, exact)."""
+    def task_rows(self, ids: Sequence[int]) -> dict[int, TaskRow]:
+        """Fresh row snapshots of these tasks (missing ids left out)."""
+    def shop_rows(self) -> list[ShopRow]:
+        """Every shop with its queued, running and waiting-for-a-person counts."""
 
     # metrics, settings kept in the store, workers
     def record_minute(self, minute: int, data: dict[str, Any], *, keep_days: float = 14.0,

@@ -1,4 +1,4 @@
-"""The console's page queries (:mod:`core.queries`) on a :class:`RedisStore`.
+"""The console's page reads (:mod:`core.queries`) on a :class:`RedisStore`.
 
 Same functions, same results and the same keyset cursors as the SQL versions, read from the
 documented key layout (:mod:`core.store.redis_keys`) with pipelines; no call loads a whole
@@ -33,14 +33,26 @@ letter folds). All functions block: call them off any event loop.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..priority import score_from_key
-from .base import Store
+from .pages import (
+    Cursor,
+    ShopRow,
+    TaskFilter,
+    TaskPage,
+    TaskRow,
+    after_cursor_key,
+    merge_page,
+    order_of,
+    sort_values,
+)
 from .redis_keys import Keys, score
 
 if TYPE_CHECKING:
-    from ..queries import Cursor, ShopRow, TaskFilter, TaskPage, TaskRow
+    from ..clock import Clock
+    from ..config import Settings
+    from .records import ShopRecord
 
 BATCH = 500
 """Task ids read per pipeline round trip when walking a set."""
@@ -48,28 +60,26 @@ BATCH = 500
 _FIELDS = ("key", "type", "shop_id", "state", "state_reason", "prio_key", "band",
            "preemptible", "created_at", "updated_at", "not_before", "deadline", "attempts",
            "max_attempts", "started_at", "finished_at", "error_class", "last_error")
-_QUEUE_SETS = {"queued": "ready", "suspended": "suspended"}
-"""States whose tasks also sit in a queue-ordered set (attribute of :class:`Keys`)."""
+_QUEUE_SETS: dict[str, Callable[[Keys], str]] = {
+    "queued": lambda k: k.ready, "suspended": lambda k: k.suspended}
+"""States whose tasks also sit in a queue-ordered set (its key in :class:`Keys`)."""
 
 
-# -- the store's connection ---------------------------------------------------------------
+# -- the store --------------------------------------------------------------------------
 
 
-def _redis(store: Store) -> Any:
-    for name in ("_r", "redis", "client"):
-        conn = getattr(store, name, None)
-        if conn is not None and hasattr(conn, "pipeline"):
-            return conn
-    raise TypeError(f"{type(store).__name__} has no Redis connection")
+class _RedisStore(Protocol):
+    """What these reads need of :class:`core.store.redis_store.RedisStore` (a protocol, so
+    this module does not import the store that calls it)."""
 
+    settings: Settings
+    clock: Clock
+    keys: Keys
 
-def _keys(store: Store) -> Keys:
-    for name in ("keys", "k", "_keys", "_k"):
-        k = getattr(store, name, None)
-        if isinstance(k, Keys):
-            return k
-    prefix = getattr(store, "prefix", None) or store.settings.store.redis_prefix
-    return Keys(str(prefix))
+    @property
+    def client(self) -> Any: ...
+    def shops(self) -> list[ShopRecord]: ...
+    def paused_domains(self) -> list[str]: ...
 
 
 def _text(v: Any) -> str | None:
@@ -99,10 +109,10 @@ def _float(v: Any) -> float | None:
 class _Reader:
     """One query's view of the store: the shops (few) once, task hashes by the batch."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: _RedisStore) -> None:
         self.store = store
-        self.r = _redis(store)
-        self.k = _keys(store)
+        self.r = store.client
+        self.k = store.keys
         self.now = store.clock.now()
         self.aging = store.settings.priority.aging_per_min / 60.0
         self._shops: dict[int, Any] | None = None
@@ -123,8 +133,6 @@ class _Reader:
         return [self._row(tid, vals) for tid, vals in zip(ids, pipe.execute(), strict=True)]
 
     def _row(self, tid: int, vals: Sequence[Any]) -> TaskRow | None:
-        from ..queries import TaskRow
-
         f = dict(zip(_FIELDS, vals, strict=True))
         if f["state"] is None:
             return None
@@ -150,7 +158,7 @@ class _Reader:
 
 
 def _matcher(rd: _Reader, flt: TaskFilter) -> Callable[[TaskRow], bool]:
-    """The SQL filter of :func:`core.queries._filter_sql` as a predicate on a row."""
+    """The SQL filter of :func:`core.store.sqlite_pages._filter_sql` as a predicate on a row."""
     shop_ids: set[int] | None = None
     if flt.shop:
         sid = rd.shop_id(flt.shop)
@@ -253,8 +261,6 @@ def _id_ids(r: Any, key: str, after: int | None, descending: bool) -> Iterator[l
 def _sorted_ids(rd: _Reader, key: str, order: tuple[tuple[str, bool], ...],
                 after: Cursor | None) -> Iterator[list[int]]:
     """A small state's ids sorted here by (band, prio_key, id) (SQLite sorts these whole)."""
-    from ..queries import _after_cursor_key
-
     ids: list[int] = []
     for batch in _id_ids(rd.r, key, None, False):
         ids += batch
@@ -266,9 +272,9 @@ def _sorted_ids(rd: _Reader, key: str, order: tuple[tuple[str, bool], ...],
             pipe.hmget(rd.k.task(tid), ("band", "prio_key"))
         for tid, (band, pk) in zip(chunk, pipe.execute(), strict=True):
             values = {"band": _int(band), "prio_key": _int(pk), "id": tid}
-            keyed.append((_after_cursor_key(tuple(values[c] for c, _ in order), order), tid))
+            keyed.append((after_cursor_key(tuple(values[c] for c, _ in order), order), tid))
     keyed.sort()
-    start = _after_cursor_key(after, order) if after is not None else None
+    start = after_cursor_key(after, order) if after is not None else None
     out = [tid for k, tid in keyed if start is None or k > start]
     for i in range(0, len(out), BATCH):
         yield out[i:i + BATCH]
@@ -285,7 +291,7 @@ def _source(rd: _Reader, state: str, sort: str, order: tuple[tuple[str, bool], .
         if state == "queued" and sid is not None:
             return _queue_ids(r, k.shop_queue(sid), after, descending)
         if state in _QUEUE_SETS:
-            return _queue_ids(r, getattr(k, _QUEUE_SETS[state]), after, descending)
+            return _queue_ids(r, _QUEUE_SETS[state](k), after, descending)
         return _sorted_ids(rd, k.state(state), order, after)
     key = k.state(state)
     if sid is not None:  # walk the smaller of the state's and the shop's sets
@@ -301,31 +307,27 @@ def _source(rd: _Reader, state: str, sort: str, order: tuple[tuple[str, bool], .
 def _walk(rd: _Reader, state: str, sort: str, order: tuple[tuple[str, bool], ...],
           descending: bool, flt: TaskFilter, after: Cursor | None) -> Iterator[TaskRow]:
     """The matching rows of ``state`` in order after the cursor (read batch by batch)."""
-    from ..queries import _after_cursor_key, _sort_values
-
     ok = _matcher(rd, flt)
-    start = _after_cursor_key(after, order) if after is not None else None
+    start = after_cursor_key(after, order) if after is not None else None
     for ids in _source(rd, state, sort, order, descending, flt, after):
         for row in rd.rows(ids):
             # The state check also drops a row that moved between two reads; the cursor
             # check drops one that a concurrent change shifted back before the cursor.
             if row is None or row.state != state or not ok(row):
                 continue
-            if start is not None and _after_cursor_key(_sort_values(row, order),
+            if start is not None and after_cursor_key(sort_values(row, order),
                                                         order) <= start:
                 continue
             yield row
 
 
-# -- the functions of core.queries ----------------------------------------------------------
+# -- the Store protocol's page reads ----------------------------------------------------------
 
 
-def task_page(store: Store, view: str, states: tuple[str, ...], sort: str, descending: bool,
+def task_page(store: _RedisStore, states: tuple[str, ...], *, sort: str, descending: bool,
               order: tuple[tuple[str, bool], ...], flt: TaskFilter, after: Cursor | None,
               limit: int) -> TaskPage:
     """:func:`core.queries.task_page` (arguments checked there)."""
-    from ..queries import merge_page
-
     rd = _Reader(store)
     per_state: list[list[TaskRow]] = []
     for state in states:
@@ -338,17 +340,15 @@ def task_page(store: Store, view: str, states: tuple[str, ...], sort: str, desce
     return merge_page(per_state, order, limit)
 
 
-def count_tasks(store: Store, states: tuple[str, ...], flt: TaskFilter, cap: int
+def count_filtered(store: _RedisStore, states: tuple[str, ...], flt: TaskFilter, cap: int
                 ) -> tuple[int, bool]:
     """:func:`core.queries.count_tasks` with a filter (unfiltered counts come from the
     store's counters there): matches counted up to ``cap + 1`` (only a shop filter on the
     queue: the shop's queue size, O(1))."""
-    from ..queries import _order
-
     rd = _Reader(store)
     n = 0
     only_shop = not (flt.platform or flt.type or flt.text.strip())
-    order = _order("id", False)
+    order = order_of("id", False)
     for state in states:
         if only_shop and state == "queued":
             sid = rd.shop_id(flt.shop)
@@ -363,7 +363,7 @@ def count_tasks(store: Store, states: tuple[str, ...], flt: TaskFilter, cap: int
     return n, True
 
 
-def task_rows(store: Store, ids: Sequence[int]) -> dict[int, TaskRow]:
+def task_rows(store: _RedisStore, ids: Sequence[int]) -> dict[int, TaskRow]:
     """:func:`core.queries.task_rows`."""
     rd = _Reader(store)
     out: dict[int, TaskRow] = {}
@@ -375,11 +375,9 @@ def task_rows(store: Store, ids: Sequence[int]) -> dict[int, TaskRow]:
     return out
 
 
-def shop_rows(store: Store) -> list[ShopRow]:
+def shop_rows(store: _RedisStore) -> list[ShopRow]:
     """:func:`core.queries.shop_rows`: queued from each shop's queue set, running from
     ``P:shop_running``, waiting for a person from the (small) ``waiting_human`` set."""
-    from ..queries import ShopRow
-
     rd = _Reader(store)
     shops = sorted(rd.shops.values(), key=lambda s: s.name)
     paused_domains = set(store.paused_domains())

@@ -42,7 +42,9 @@ from ..errors import BacklogFull, InvalidInput, LeaseLost, Refused, SpecError, U
 from ..priority import KEY_EPOCH, KEY_SCALE, index_key, score_from_key, static_points
 from ..specs import TaskSpec
 from ..urgency import estimator_for
+from . import redis_queries
 from .base import WorkerInfo, worker_info
+from .pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
 from .prepare import Validator, prepare_specs
 from .records import ClaimedTask, QueueStatus, ShopRecord, TaskEvent, TaskRecord, TaskState
 from .redis_keys import BAND_SPAN, TASK_STATES, Keys
@@ -116,6 +118,10 @@ class RedisStore:
         self._init()
 
     # -- plumbing -------------------------------------------------------------------------
+
+    def run_script(self, name: str, *args: Any, now: float | None = None) -> Any:
+        """Run one of the store's Lua scripts (:mod:`core.store.redis_lua`) at ``now``."""
+        return self._run(name, *args, now=now)
 
     def _run(self, name: str, *args: Any, now: float | None = None) -> Any:
         t = self.clock.now() if now is None else now
@@ -883,6 +889,32 @@ class RedisStore:
         return RedisTicketBook(self)
 
     # -- for the tests and the console ----------------------------------------------------------
+
+    # -- capabilities and page reads of the Store protocol (core.store.base) -------------------
+
+    @property
+    def shared_url(self) -> str | None:
+        """:attr:`connect_url`: engines on this store share their gates and breakers here."""
+        return self.connect_url
+
+    def op_writer(self) -> None:
+        """``None``: each call is a round trip from a thread; acks go by :meth:`ack_many`."""
+        return None
+
+    def task_page(self, states: tuple[str, ...], *, sort: str, descending: bool, order: Order,
+                  flt: TaskFilter, after: Cursor | None, limit: int) -> TaskPage:
+        return redis_queries.task_page(self, states, sort=sort, descending=descending,
+                                       order=order, flt=flt, after=after, limit=limit)
+
+    def count_filtered(self, states: tuple[str, ...], flt: TaskFilter, cap: int
+                       ) -> tuple[int, bool]:
+        return redis_queries.count_filtered(self, states, flt, cap)
+
+    def task_rows(self, ids: Sequence[int]) -> dict[int, TaskRow]:
+        return redis_queries.task_rows(self, ids)
+
+    def shop_rows(self) -> list[ShopRow]:
+        return redis_queries.shop_rows(self)
 
     def real_counts(self) -> dict[str, int]:
         """Counts recomputed from the tasks themselves (a consistency check; O(tasks))."""

@@ -36,7 +36,9 @@ from ..errors import (
 from ..priority import KEY_EPOCH, KEY_SCALE, index_key, score_at, score_from_key, static_points
 from ..specs import TaskSpec
 from ..urgency import estimator_for
+from . import sqlite_pages
 from .base import WorkerInfo, worker_info
+from .pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
 from .prepare import Validator, prepare_specs
 from .records import (
     ClaimedTask,
@@ -50,7 +52,8 @@ from .schema import migrate
 from .writer import Checkpointer, Writer
 
 if TYPE_CHECKING:
-    from ..tickets import Rule, Signature, TicketBook
+    from ..tickets import Rule, Signature
+    from .sqlite_tickets import SqliteTicketBook
 
 MIN_SQLITE = (3, 35, 0)  # RETURNING
 FAST_PATH_ROWS = 256
@@ -238,6 +241,11 @@ class SqliteStore:
     def _key(self, base: float, urgency: float, attempts: int, bump: float,
              created: float) -> int:
         return index_key(self._static(base, urgency, attempts, bump), created, self._aging_per_s)
+
+    def priority_key(self, base: float, urgency: float, attempts: int, bump: float,
+                     created: float) -> int:
+        """A task's queue-order key from its priority parts (for the ticket book's requeue)."""
+        return self._key(base, urgency, attempts, bump, created)
 
     # -- shops ------------------------------------------------------------------------------
 
@@ -925,10 +933,10 @@ class SqliteStore:
             task_id, owner, rule, signature=signature, error_class=error_class, error=error,
             step=step, step_name=step_name, evidence=evidence)))
 
-    def ticket_book(self) -> TicketBook:
-        from ..tickets import TicketBook
+    def ticket_book(self) -> SqliteTicketBook:
+        from .sqlite_tickets import SqliteTicketBook
 
-        return TicketBook(self)
+        return SqliteTicketBook(self)
 
     # -- workers (one desktop has one, but the console shows it like a fleet's) -------------
 
@@ -1237,6 +1245,50 @@ class SqliteStore:
         """Run a read-only query on this thread's reader connection (blocking: call it off
         any event loop). For console and CLI queries; writes are refused by SQLite."""
         return self._reader().execute(sql, params).fetchall()
+
+    # -- capabilities and page reads of the Store protocol (core.store.base) -------------------
+
+    shared_url: str | None = None
+    """``None``: one machine's file; its gates and breakers stay in the process."""
+    transient_errors: tuple[type[BaseException], ...] = ()
+
+    def durability_warning(self) -> str | None:
+        """``None``: every commit is on disk before it returns (``synchronous`` FULL) or the
+        operator chose NORMAL knowingly in the settings."""
+        return None
+
+    def op_writer(self) -> SqliteStore:
+        """This store: its writer thread takes ops (see :class:`core.store.base.OpWriter`)."""
+        return self
+
+    def room_freed(self) -> None:
+        self._room_freed()
+
+    def ack_many(self, items: Sequence[tuple[int, str, dict[str, Any] | None]]
+                 ) -> list[BaseException | None]:
+        out: list[BaseException | None] = []
+        for task_id, owner, results in items:
+            try:
+                self.ack(task_id, owner, results=results)
+                out.append(None)
+            except Exception as exc:  # handed back per item, as the Redis store does
+                out.append(exc)
+        return out
+
+    def task_page(self, states: tuple[str, ...], *, sort: str, descending: bool, order: Order,
+                  flt: TaskFilter, after: Cursor | None, limit: int) -> TaskPage:
+        return sqlite_pages.task_page(self, states, sort=sort, order=order, flt=flt,
+                                      after=after, limit=limit)
+
+    def count_filtered(self, states: tuple[str, ...], flt: TaskFilter, cap: int
+                       ) -> tuple[int, bool]:
+        return sqlite_pages.count_filtered(self, states, flt, cap)
+
+    def task_rows(self, ids: Sequence[int]) -> dict[int, TaskRow]:
+        return sqlite_pages.task_rows(self, ids)
+
+    def shop_rows(self) -> list[ShopRow]:
+        return sqlite_pages.shop_rows(self)
 
     def integrity_check(self) -> str:
         return str(self._reader().execute("PRAGMA integrity_check").fetchone()[0])

@@ -271,10 +271,6 @@
         <translation>时间</translation>
     </message>
     <message>
-        <source>By rule</source>
-        <translation>由规则</translation>
-    </message>
-    <message>
         <source>Rule</source>
         <translation>规则</translation>
     </message>
@@ -743,22 +739,6 @@
         <translation>设为规则：以后同类失败自动这样处理，不再开工单</translation>
     </message>
     <message>
-        <source>answering tickets with '%1' arrives with the ticket engine (issue 5)</source>
-        <translation>以“%1”处理工单需要工单引擎（第 5 项）</translation>
-    </message>
-    <message>
-        <source>releasing from quarantine arrives with issue 5</source>
-        <translation>从隔离区释放将随第 5 项提供</translation>
-    </message>
-    <message>
-        <source>task %1 is %2; only finished tasks can be retried</source>
-        <translation>任务 %1 为 %2 状态；只有已结束的任务可以重试</translation>
-    </message>
-    <message>
-        <source>rules arrive with issue 5</source>
-        <translation>规则将随第 5 项提供</translation>
-    </message>
-    <message>
         <source>%1: done</source>
         <translation>%1：完成</translation>
     </message>
@@ -1027,10 +1007,6 @@
         <translation>请选择店铺所在的平台。</translation>
     </message>
     <message>
-        <source>The base URL must start with http:// or https://, e.g. %1.</source>
-        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
-    </message>
-    <message>
         <source>Looking for a browser…</source>
         <translation>正在查找浏览器…</translation>
     </message>
@@ -1057,6 +1033,10 @@
     <message>
         <source>The browser installer failed: %1</source>
         <translation>浏览器安装失败：%1</translation>
+    </message>
+    <message>
+        <source>The base URL must start with http:// or https://, e.g. %1.</source>
+        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
     </message>
     <message>
         <source>Welcome to ShopFleet</source>

@@ -88,7 +88,7 @@ def executor() -> FakeExecutor:
 
 @pytest.fixture
 def host(store: SqliteStore, executor: FakeExecutor) -> Iterator[EngineHost]:
-    from desktop.app import engine_host
+    from desktop.launch import engine_host
 
     h = engine_host(store.settings, store, executor=executor)
     h.start()

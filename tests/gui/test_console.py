@@ -23,9 +23,9 @@ from core import (
     open_store,
 )
 from core.events import TicketOpened
+from desktop import operations
 from desktop.bridge import EngineBridge
 from desktop.models import ListTableModel, TaskTableModel
-from desktop.tickets import BasicTicketSource
 from tests.gui.conftest import Run
 from tests.helpers import spec
 
@@ -266,14 +266,13 @@ def test_submit_refuses_a_bad_task_naming_the_field(
     dlg.reject()
 
 
-class RefusingSource(BasicTicketSource):
-    async def preempt(self, engine: Engine, task_id: int) -> Changes:
-        raise Refused(f"task {task_id} is inside a non-interruptible step")
+async def refusing_preempt(engine: Engine, task_id: int) -> Changes:
+    raise Refused(f"task {task_id} is inside a non-interruptible step")
 
 
 def test_refused_action_shows_a_message_and_the_window_goes_on(
-        window: Any, run: Run, store: SqliteStore) -> None:
-    window.tickets = RefusingSource(store)
+        window: Any, run: Run, store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(operations, "preempt", refusing_preempt)
     tid = store.submit(slow("pdd-1"))
     show(window, run, "in_flight")
     select(window, run, "in_flight", tid)
@@ -290,13 +289,13 @@ def test_refused_action_shows_a_message_and_the_window_goes_on(
     run.until(lambda: store.task(tid).state is TaskState.CANCELLED)
 
 
-class BrokenSource(BasicTicketSource):
-    async def preempt(self, engine: Engine, task_id: int) -> Changes:
-        raise RuntimeError("a bug")
+async def broken_preempt(engine: Engine, task_id: int) -> Changes:
+    raise RuntimeError("a bug")
 
 
-def test_a_bug_shows_its_traceback(window: Any, run: Run, store: SqliteStore) -> None:
-    window.tickets = BrokenSource(store)
+def test_a_bug_shows_its_traceback(window: Any, run: Run, store: SqliteStore,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(operations, "preempt", broken_preempt)
     tid = store.submit(slow("pdd-1"))
     show(window, run, "in_flight")
     select(window, run, "in_flight", tid)

@@ -23,7 +23,7 @@ import pytest
 from core import DemoSite, TaskSpec, open_store
 from core.config import Settings
 from core.demo import register_demo_shops
-from core.tickets import TicketBook
+from core.store.sqlite_tickets import SqliteTicketBook
 from core.vault import Vault
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -133,7 +133,7 @@ def test_sigkill_during_writes_never_writes_twice(tmp_path: Path) -> None:
         records = [r["text"] for r in site.records(kind="reply")]
     store = open_store(Settings(), db)
     try:
-        book = TicketBook(store)
+        book = SqliteTicketBook(store)
         for tid, text in texts.items():
             n = records.count(text)
             assert n <= 1, f"task {tid}: the site recorded its reply {n} times"

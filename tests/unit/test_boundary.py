@@ -75,6 +75,8 @@ def test_public_names_are_pinned() -> None:
         # packaging: browser check/install for the first-run wizard, the self-test
         "check_browser", "BrowserCheck", "install_browser", "BrowserInstallResult",
         "run_self_test",
+        # the restructuring: the store protocol the desktop types with, settings written by core
+        "Store", "save_settings", "gates_toml", "TaskPreempted",
     ]) == PUBLIC
     for name in PUBLIC:
         assert hasattr(core, name), name

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from core.engine import BreakerState, Engine
-from core.errors import ShopFleetError
+from core.errors import Refused, ShopFleetError
 from core.events import BreakerChanged, EngineProblem, Event, TaskStateChanged
 from core.store import SqliteStore, TaskState
 from core.testing import FakeClock, FakeExecutor
@@ -286,3 +286,66 @@ def test_a_worker_back_from_a_long_pause_does_not_find_itself_lost(
 
     asyncio.run(go())
     assert ex.started == [tid]                   # never requeued, never started twice
+
+
+def test_run_returns_only_after_a_concurrent_stop_has_finished(make_store: StoreFactory) -> None:
+    """``EngineHost`` closes its loop when ``run()`` returns: were ``run()`` to return while
+    a ``stop()`` still closes the executor, that ``stop()`` would never finish."""
+    poll_s = 0.123
+    parked, closing, may_close = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    class Clock(FakeClock):
+        async def sleep(self, seconds: float) -> None:
+            if seconds == poll_s:  # run() waits for work in its idle wait
+                parked.set()
+            await super().sleep(seconds)
+
+    store = make_store()
+    ex = FakeExecutor()
+    engine = Engine(store, executor=ex, clock=Clock(), poll_s=poll_s)
+    seen: list[Event] = []
+    engine.bus.subscribe(seen.append)
+    real_close = ex.close
+
+    async def slow_close() -> None:
+        closing.set()
+        await may_close.wait()
+        await real_close()
+
+    ex.close = slow_close  # type: ignore[method-assign]
+
+    async def go() -> None:
+        runner = asyncio.create_task(engine.run())
+        await parked.wait()
+        stopper = asyncio.create_task(engine.stop())
+        await closing.wait()                       # the shutdown is closing the executor
+        for _ in range(100):                       # run() wakes and reaches its shutdown
+            await asyncio.sleep(0)
+        assert not runner.done(), "run() returned while stop() was still shutting down"
+        may_close.set()
+        await runner
+        await stopper
+        await engine.stop()                        # a second stop returns at once
+
+    asyncio.run(go())
+    assert [type(e).__name__ for e in seen].count("EngineStopped") == 1
+
+
+def test_retry_runs_a_finished_task_again_and_refuses_an_unfinished_one(
+        make_store: StoreFactory, clock: FakeClock) -> None:
+    store = make_store()
+    done_id, queued_id = store.submit_many([task("pdd-1", page=2), task("pdd-2", page=3)])
+    store.cancel(done_id)
+    engine, _, _ = make_engine(store, clock)
+
+    async def go() -> tuple[Any, Any]:
+        changes = await engine.retry(done_id)
+        with pytest.raises(Refused, match="only finished tasks"):
+            await engine.retry(queued_id)
+        return changes, store.counts()
+
+    changes, counts = asyncio.run(go())
+    again = store.task(changes.detail["retried_as"])
+    assert again.id not in (done_id, queued_id) and again.state is TaskState.QUEUED
+    assert (again.shop, again.type, again.params) == ("pdd-1", "collect_data", {"page": 2})
+    assert counts["queued"] == 2   # the refused retry submitted nothing

@@ -18,7 +18,8 @@ import pytest
 
 from core.config import BreakerSettings, GateSettings
 from core.engine.breakers import BreakerState
-from core.engine.shared import RedisBreakers, RedisRateGates
+from core.engine.redis_breakers import RedisBreakers
+from core.engine.redis_gates import RedisRateGates
 from core.testing import FakeClock
 
 GLOBAL_RATE, GLOBAL_BURST = 20.0, 5.0

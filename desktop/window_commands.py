@@ -1,0 +1,210 @@
+"""The window's action handlers: each opens its dialog if it needs one, then runs an
+operator operation (:mod:`desktop.operations`, one call into core) through the action runner.
+Mixed into :class:`desktop.window.MainWindow` (its attributes are declared here for the
+checker)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
+
+from core import Changes, Engine, data_dir, save_settings
+
+from . import operations as ops
+from .actions import ActionRunner
+from .context import ConsoleContext
+from .dialogs import BumpDialog, GateDialog, SettingsDialog, SubmitDialog
+from .i18n import install_language, save_language, saved_language, tr
+from .models import KeyedTableModel, ListTableModel, Reader, TaskTableModel
+from .panels import TablePanel
+from .ticket_dialog import TicketDialog, load_bundle
+from .tickets import TicketReads
+
+
+def default_config_path() -> Path:
+    return data_dir() / "shopfleet.toml"
+
+
+if TYPE_CHECKING:
+    _Base = QMainWindow  # the checker sees the window this is mixed into
+else:
+    _Base = object
+
+
+class CommandsMixin(_Base):
+    """The operator's commands, bound to the window's actions."""
+
+    ctx: ConsoleContext
+    runner: ActionRunner
+    reader: Reader
+    tickets: TicketReads
+    models: dict[str, KeyedTableModel]
+    panels: dict[str, TablePanel]
+    dialog: QWidget | None
+    last_confirm: QMessageBox | None
+    choices: Any
+    _flows: list[str]
+
+    if TYPE_CHECKING:  # defined by the window and its other parts
+        def current_key(self) -> str: ...
+        def selected_task_ids(self) -> list[int]: ...
+        def _selected_shops(self) -> list[Any]: ...
+        def _selected_in(self, name: str) -> list[Any]: ...
+        def status_message(self, text: str) -> None: ...
+        def _mark(self, names: Sequence[str]) -> None: ...
+        def _spawn(self, coro: Any) -> None: ...
+        async def _load_choices(self) -> None: ...
+
+    def _each(self, what: str, ids: Sequence[Any],
+              fn: ops.Operation) -> asyncio.Task[None] | None:
+        """Run one operation per selected item as one action; the first refusal stops it and
+        is shown; what was done before it stays done."""
+        if not ids:
+            return None
+        items = list(ids)
+
+        async def all_of(engine: Engine) -> Changes:
+            return ops.merged([await fn(engine, x) for x in items])
+
+        return self.runner.command(what, all_of)
+
+    def bump_selected(self) -> None:
+        ids = self.selected_task_ids()
+        if not ids:
+            return
+        snap = self.models[self.current_key()].snapshot(ids[0]) \
+            if self.current_key() in self.models else None
+        dlg = BumpDialog(len(ids), snap.score if snap is not None else None, self)
+        dlg.accepted.connect(lambda: self._each(
+            tr("Bump"), ids, lambda e, i: ops.bump(e, i, **dlg.values())))
+        self.dialog = dlg
+        dlg.open()
+
+    def cancel_selected(self) -> None:
+        ids = self.selected_task_ids()
+        if not ids:
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, tr("Cancel tasks"),
+                          tr("Cancel %1 task(s)? Running ones stop at their next step.",
+                             len(ids)),
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.accepted.connect(lambda: self._each(tr("Cancel"), ids, lambda e, i: ops.cancel(e, i)))
+        self.last_confirm = box
+        box.open()
+
+    def retry_selected(self) -> None:
+        self._each(tr("Retry"), self.selected_task_ids(), lambda e, i: ops.retry(e, i))
+
+    def preempt_selected(self) -> None:
+        self._each(tr("Preempt"), self.selected_task_ids(), lambda e, i: ops.preempt(e, i))
+
+    def release_selected(self) -> None:
+        self._each(tr("Release"), self.selected_task_ids(), lambda e, i: ops.release(e, i))
+
+    def pause_shops(self, paused: bool) -> None:
+        names = [s.name for s in self._selected_shops()]
+        self._each(tr("Pause shop") if paused else tr("Resume shop"), names,
+                   lambda e, n: ops.pause_shop(e, n, paused))
+
+    def pause_domains(self, paused: bool) -> None:
+        domains = sorted({s.domain for s in self._selected_shops() if s.domain})
+        self._each(tr("Pause domain") if paused else tr("Resume domain"), domains,
+                   lambda e, d: ops.pause_domain(e, d, paused))
+
+    def set_breakers(self, state: Literal["open", "closed"]) -> None:
+        names = self._selected_in("breakers")
+        self._each(tr("Open breaker") if state == "open" else tr("Close breaker"), names,
+                   lambda e, n: ops.set_breaker(e, n, state))
+
+    def change_gate(self) -> None:
+        gates = self.models["gates"]
+        current = {g.name: (g.rate_per_s, g.burst) for g in (gates.snapshot(k) for k in gates.ids)
+                   if g is not None}
+        names = list(current) or ["*"]
+        choices = getattr(self, "choices", None)
+        for d in (choices.domains if choices is not None else []):
+            if d not in current:  # a domain whose gate has not been used yet
+                names.append(d)
+                spec = self.ctx.settings.gates.default_domain
+                current[d] = (spec.rate_per_s, spec.burst)
+        sel = self._selected_in("gates")
+        dlg = GateDialog(names, current, str(sel[0]) if sel else "*", self)
+
+        def go() -> None:
+            name, rate, burst = dlg.values()
+            self.runner.command(tr("Gate rate"),
+                                lambda e: ops.set_gate_rate(e, name, rate, burst))
+
+        dlg.accepted.connect(go)
+        self.dialog = dlg
+        dlg.open()
+
+    def submit_tasks(self) -> None:
+        choices = getattr(self, "choices", None)
+        dlg = SubmitDialog(choices.shops if choices else [], choices.types if choices else [],
+                           self._flows, self)
+
+        def go() -> None:
+            specs = dlg.specs
+            self.runner.command(tr("Submit tasks"), lambda e: ops.submit(e, specs),
+                                then=lambda ids: self.status_message(
+                                    tr("Submitted %1 task(s)", len(ids))))
+            self._mark(("pending",))
+
+        dlg.accepted.connect(go)
+        self.dialog = dlg
+        dlg.open()
+
+    def answer_selected(self) -> None:
+        rows = [r for r in self.panels["tickets"].selected_rows() if r is not None]
+        if not rows:
+            return
+        tid = rows[0].id
+
+        def show(bundle: Any) -> None:
+            dlg = TicketDialog(bundle, self)
+            dlg.answered.connect(self._answer)
+            self.dialog = dlg
+            dlg.open()
+
+        self.runner.run(tr("Open ticket"), lambda: self.reader(load_bundle, self.tickets, tid),
+                        then=show)
+
+    def _answer(self, ticket_id: int, action: str, note: str, make_rule: bool) -> None:
+        self.runner.command(
+            tr("Answer ticket"),
+            lambda e: ops.answer_ticket(e, ticket_id, action, note=note, make_rule=make_rule))
+        self._mark(("tickets", "kb", "rules"))
+
+    def open_settings(self) -> None:
+        path = self.ctx.config_path or default_config_path()
+        dlg = SettingsDialog(self.ctx.settings, language=saved_language(), path=str(path),
+                             parent=self)
+
+        def go() -> None:
+            lang = dlg.chosen_language()
+            if lang != saved_language():
+                save_language(lang)
+                install_language(lang)
+            if dlg.settings is not None and dlg.settings != self.ctx.settings:
+                chosen = dlg.settings
+
+                async def write() -> None:
+                    await asyncio.to_thread(save_settings, chosen, path)
+
+                self.runner.run(tr("Save settings"), write, then=lambda _: self.status_message(
+                    tr("Settings saved to %1; they apply at the next start", path)))
+
+        dlg.accepted.connect(go)
+        self.dialog = dlg
+        dlg.open()
+
+    def refresh_all(self) -> None:
+        for m in self.models.values():
+            if isinstance(m, TaskTableModel | ListTableModel):
+                m.mark_stale()
+        self._spawn(self._load_choices())
