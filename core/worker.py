@@ -15,10 +15,11 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
+from .config import is_loopback
 from .engine import Engine, EngineStatistics
 from .engine.build import build_engine, open_store
 from .engine.engine import Executor, NoopExecutor
-from .errors import InvalidInput
+from .errors import ConfigError, InvalidInput
 from .events import BreakerChanged, EngineProblem, Event, GateHeld, TaskStateChanged
 from .store import ClaimedTask, new_owner_id
 
@@ -56,7 +57,7 @@ def event_printer(out: TextIO) -> Callable[[Event], None]:
 
 async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO = sys.stdout,
                      summary_every_s: float = 5.0, quiet: bool = False,
-                     metrics: tuple[str, int] | None = None) -> int:
+                     metrics: tuple[str, int] | None = None, metrics_token: str = "") -> int:
     """Run until idle (or until a signal), printing a summary; returns an exit code."""
     loop = asyncio.get_running_loop()
     stop_requested = asyncio.Event()
@@ -96,7 +97,7 @@ async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO = sys.stdo
 
         host, port = metrics
         server = await serve_metrics(engine.statistics, host=host, port=port,
-                                     labels={"worker": engine.owner})
+                                     labels={"worker": engine.owner}, token=metrics_token)
         out.write(f"metrics: http://{host}:{port}/metrics\n")
     try:
         async with engine:
@@ -157,6 +158,11 @@ class ExecLog:
 
 def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
     settings = cli.settings
+    port = getattr(args, "metrics_port", None)
+    port = settings.metrics.port if port is None else port
+    if port and not is_loopback(settings.metrics.host) and not settings.metrics.token:
+        raise ConfigError("metrics.token", f"required to serve metrics on "
+                          f"{settings.metrics.host!r}, which is not a loopback address")
     store = open_store(settings, cli.db_path, url=cli.store_url)
     cli.closers.append(store.close)
     kind = getattr(args, "executor", "browser")
@@ -172,8 +178,6 @@ def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
     elif log_to:
         raise InvalidInput("--exec-log", "only with --executor noop")
     engine = build_engine(settings, store, slots=args.slots, executor=executor, owner=owner)
-    port = getattr(args, "metrics_port", None)
-    port = settings.metrics.port if port is None else port
     warn = getattr(store, "durability_warning", None)
     said = warn() if warn is not None else None
     if said:
@@ -182,4 +186,5 @@ def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
           f"{' (until idle)' if args.until_idle else ''}; Ctrl-C stops gracefully", flush=True)
     return asyncio.run(run_worker(engine, until_idle=args.until_idle,
                                   quiet=getattr(args, "quiet", False),
-                                  metrics=(settings.metrics.host, port) if port else None))
+                                  metrics=(settings.metrics.host, port) if port else None,
+                                  metrics_token=settings.metrics.token))

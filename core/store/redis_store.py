@@ -31,7 +31,7 @@ import json
 import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import redis
 from redis.commands.core import Script
@@ -39,9 +39,10 @@ from redis.commands.core import Script
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import Settings
 from ..errors import BacklogFull, InvalidInput, LeaseLost, Refused, SpecError, UnknownTask
-from ..priority import KEY_EPOCH, KEY_SCALE, index_key, score_from_key, static_points
+from ..priority import KEY_EPOCH, KEY_SCALE, check_bump, index_key, score_from_key, static_points
 from ..specs import TaskSpec
 from ..urgency import estimator_for
+from ..urls import public_url
 from .base import WorkerInfo, worker_info
 from .prepare import Validator, prepare_specs
 from .records import ClaimedTask, QueueStatus, ShopRecord, TaskEvent, TaskRecord, TaskState
@@ -64,19 +65,6 @@ def _f(v: str | None) -> float | None:
 
 def _j(v: str | None) -> Any:
     return json.loads(v) if v else None
-
-
-def public_url(url: str) -> str:
-    """``url`` without its password (for logs and the console)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    user = parts.username or ""
-    netloc = f"{user}@{host}" if user else host
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 class RedisStore:
@@ -602,6 +590,7 @@ class RedisStore:
         """Change a task's priority now: to a score, or by a delta. Returns the new score."""
         if (to is None) == (by is None):
             raise InvalidInput("bump", "give exactly one of --to or --by")
+        check_bump(to, by)
         if to is not None:
             return float(self._run("bump", task_id, "to", repr(float(to))))
         return float(self._run("bump", task_id, "by", repr(float(by or 0.0))))
