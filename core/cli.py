@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .config import Settings, load_settings
-from .errors import BacklogFull, DiskFull, InvalidInput, ShopFleetError
+from .errors import BacklogFull, InvalidInput, ShopFleetError
 from .paths import data_dir_path, default_db_path
 from .store import TaskRecord, TaskState
 from .store.base import Store
@@ -534,7 +534,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ShopFleetError as exc:
         return _error(cli, exc, 1)
     except sqlite3.OperationalError as exc:
-        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+        from .store.writer import disk_full, is_disk_full
+
+        if is_disk_full(exc):  # a read or a pragma outside the writer met a full disk
             return _error(cli, disk_full(cli.where), 1)
         raise
     except KeyboardInterrupt:
@@ -545,11 +547,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     finally:
         cli.close()
-
-
-def disk_full(where: str) -> DiskFull:
-    return DiskFull(f"the disk holding {where} is full: the last change was not written "
-                    "(everything acknowledged before is kept); free some space and try again")
 
 
 def _error(cli: Cli, exc: ShopFleetError, code: int) -> int:

@@ -275,8 +275,10 @@ def _connect(url: str) -> Any:
     try:
         client.ping()
     except redis.RedisError as exc:
+        from .store.redis_store import connect_error
+
         client.close()
-        raise EnvironmentProblem(f"cannot reach Redis at {public_url(url)}: {exc}") from None
+        raise connect_error(exc, public_url(url), field="--to") from None
     return client
 
 

@@ -38,7 +38,15 @@ from redis.commands.core import Script
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import Settings
-from ..errors import BacklogFull, InvalidInput, LeaseLost, Refused, SpecError, UnknownTask
+from ..errors import (
+    BacklogFull,
+    InvalidInput,
+    LeaseLost,
+    Refused,
+    SpecError,
+    StoreUnavailable,
+    UnknownTask,
+)
 from ..priority import KEY_EPOCH, KEY_SCALE, check_bump, index_key, score_from_key, static_points
 from ..specs import TaskSpec
 from ..urgency import estimator_for
@@ -65,6 +73,21 @@ def _f(v: str | None) -> float | None:
 
 def _j(v: str | None) -> Any:
     return json.loads(v) if v else None
+
+
+def connect_error(exc: BaseException, where: str, *, field: str = "store.url") -> Exception:
+    """A ShopFleet error for a Redis that refused us at connection time (never a traceback;
+    ``where`` is the URL without its password)."""
+    text = str(exc)
+    if isinstance(exc, redis.AuthenticationError) or any(
+            word in text for word in ("WRONGPASS", "NOAUTH", "invalid password",
+                                      "invalid username-password")):
+        return InvalidInput(field, f"Redis at {where} refused the password or user name "
+                            f"({text.split(',')[0]}): check the URL's password or "
+                            "SHOPFLEET_REDIS_PASSWORD")
+    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
+        return StoreUnavailable(f"cannot reach Redis at {where}: {text}")
+    return StoreUnavailable(f"Redis at {where} answered with an error: {text}")
 
 
 class RedisStore:
@@ -101,7 +124,11 @@ class RedisStore:
             name: self._r.register_script(PRELUDE + body) for name, body in SCRIPTS.items()}
         self._shop_names: dict[int, tuple[str, str, str]] = {}
         self._closed = False
-        self._init()
+        try:
+            self._init()
+        except redis.RedisError as exc:
+            self._r.close()
+            raise connect_error(exc, self.url) from None
 
     # -- plumbing -------------------------------------------------------------------------
 

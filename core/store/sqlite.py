@@ -58,7 +58,7 @@ from .records import (
     TaskState,
 )
 from .schema import SCHEMA_VERSION, migrate
-from .writer import Checkpointer, Writer
+from .writer import Checkpointer, Writer, disk_full, is_disk_full
 
 if TYPE_CHECKING:
     from ..tickets import Rule, Signature, TicketBook
@@ -226,7 +226,8 @@ class SqliteStore:
         self._checkpointer: Checkpointer | None = None
         if self.readonly:
             return
-        self._writer = Writer(self._connect_writer, group_max=self.settings.store.group_commit_max)
+        self._writer = Writer(self._connect_writer, group_max=self.settings.store.group_commit_max,
+                              where=str(self.path))
         self._checkpointer = Checkpointer(self._connect)
         self._call(self._op_init)
 
@@ -251,6 +252,8 @@ class SqliteStore:
             migrate(conn)
         except sqlite3.Error as exc:
             conn.close()
+            if is_disk_full(exc):
+                raise disk_full(str(self.path)) from None
             raise EnvironmentProblem(
                 f"cannot bring {self.path} to schema version {SCHEMA_VERSION}: {exc}; the file "
                 "was left unchanged") from None
