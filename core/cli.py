@@ -199,7 +199,9 @@ def cmd_submit(args: argparse.Namespace, cli: Cli) -> int:
     from .specs import parse_specs
 
     if args.file == "-":
-        data = sys.stdin.buffer.read()
+        stdin = getattr(sys.stdin, "buffer", None)
+        data = stdin.read() if stdin is not None else sys.stdin.read().encode(
+            "utf-8", "surrogatepass")
     else:
         try:
             data = Path(args.file).read_bytes()
