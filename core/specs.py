@@ -96,20 +96,24 @@ def check_values(obj: Any, *, where: str = "") -> None:
     :data:`MAX_DEPTH`, NaN and infinities (``tasks --json`` must stay JSON), lone surrogates
     (not storable as UTF-8) and NUL characters (they cut paths and C strings short).
     Iterative, so a hostile depth cannot blow the stack."""
-    stack: list[tuple[Any, str, int]] = [(obj, where, 0)]
+    # (value, its path, its depth, the path of its field two levels down: what a message
+    # about nesting names, instead of a path thousands of "[0]" long)
+    stack: list[tuple[Any, str, int, str]] = [(obj, where, 0, where)]
     while stack:
-        value, path, depth = stack.pop()
+        value, path, depth, field = stack.pop()
+        if depth <= 2:
+            field = path
         if isinstance(value, dict | list):
             if depth >= MAX_DEPTH:
-                raise SpecError(path or "(task)", f"nests deeper than {MAX_DEPTH} levels")
+                raise SpecError(field or "(task)", f"nests deeper than {MAX_DEPTH} levels")
             if isinstance(value, dict):
                 for k, v in value.items():
                     key = str(k)
                     _check_text(key, f"{path}.{key}" if path else key, what="a key")
-                    stack.append((v, f"{path}.{key}" if path else key, depth + 1))
+                    stack.append((v, f"{path}.{key}" if path else key, depth + 1, field))
             else:
                 for i, v in enumerate(value):
-                    stack.append((v, f"{path}[{i}]", depth + 1))
+                    stack.append((v, f"{path}[{i}]", depth + 1, field))
         elif isinstance(value, _NotJson):
             raise SpecError(path or "(task)", f"{value.name} is not a JSON number (NaN and "
                             "Infinity are not allowed in a task)")
