@@ -502,7 +502,19 @@ def build_parser() -> argparse.ArgumentParser:
     for name in READ_ONLY_COMMANDS:
         if name in sub.choices and "readonly" not in sub.choices[name]._defaults:
             sub.choices[name].set_defaults(readonly=True)
+    _json_everywhere(parser)
     return parser
+
+
+def _json_everywhere(parser: argparse.ArgumentParser) -> None:
+    """Every command takes ``--json``: at least its errors come as one JSON object."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in set(action.choices.values()):
+                if "--json" not in child._option_string_actions:
+                    child.add_argument("--json", action="store_true",
+                                       help="errors as one JSON object on stderr")
+                _json_everywhere(child)
 
 
 READ_ONLY_COMMANDS = ("status", "tasks", "task", "shops", "tickets", "ticket", "quarantine",

@@ -46,7 +46,8 @@ def public_url(url: str) -> str:
         query = urlencode([(k, "***" if k.lower() in SECRET_QUERY_KEYS else v)
                            for k, v in parse_qsl(parts.query, keep_blank_values=True)],
                           safe="*")
-        return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+        # by hand: urlunsplit drops the "//" of unix:///path when there is no host
+        return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
     except ValueError:  # a port out of range, an unbalanced bracket: say nothing of it
         return "(hidden URL)"
 

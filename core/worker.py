@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from .config import is_loopback
 from .engine import Engine, EngineStatistics
-from .engine.build import build_engine, open_store
+from .engine.build import build_engine
 from .engine.engine import Executor, NoopExecutor
 from .errors import ConfigError, InvalidInput
 from .events import BreakerChanged, EngineProblem, Event, GateHeld, TaskStateChanged
@@ -55,10 +55,11 @@ def event_printer(out: TextIO) -> Callable[[Event], None]:
     return show
 
 
-async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO = sys.stdout,
+async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO | None = None,
                      summary_every_s: float = 5.0, quiet: bool = False,
                      metrics: tuple[str, int] | None = None, metrics_token: str = "") -> int:
     """Run until idle (or until a signal), printing a summary; returns an exit code."""
+    out = out if out is not None else sys.stdout  # the stream now, not the one at import
     loop = asyncio.get_running_loop()
     stop_requested = asyncio.Event()
     signals = 0
@@ -163,8 +164,7 @@ def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
     if port and not is_loopback(settings.metrics.host) and not settings.metrics.token:
         raise ConfigError("metrics.token", f"required to serve metrics on "
                           f"{settings.metrics.host!r}, which is not a loopback address")
-    store = open_store(settings, cli.db_path, url=cli.store_url)
-    cli.closers.append(store.close)
+    store = cli.store  # closed by the CLI when the command ends
     kind = getattr(args, "executor", "browser")
     executor: Executor | str = kind
     owner = new_owner_id()
