@@ -187,3 +187,52 @@ def test_fresh_database_without_passwords_still_makes_a_key(
     code, _, err = set_password(capsys, monkeypatch, db, "pw")
     assert code == 0, err
     assert (home() / KEY_FILE).exists()
+
+
+def test_fleet_set_password_checks_the_fingerprint_first(
+        redis_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Machine B (no key, then another key) must not re-encrypt machine A's shared password
+    with a key nobody else has; A's password stays readable by A."""
+    from core.config import Settings
+    from core.engine.build import open_store
+
+    machine_a, machine_b = tmp_path / "a", tmp_path / "b"
+    monkeypatch.setenv("SHOPFLEET_HOME", str(machine_a))
+    code, _, err = run(capsys, "shop", "add", "pdd-1", "--platform", "pdd", "--base-url",
+                       BASE_URL, "--username", "u1", "--store", redis_url)
+    assert code == 0, err
+    monkeypatch.setattr("sys.stdin", io.StringIO("a-pw\n"))
+    code, _, err = run(capsys, "--store", redis_url, "shop", "set-password", "pdd-1",
+                       "--stdin")
+    assert code == 0, err
+    store = open_store(Settings(), url=redis_url)
+    try:
+        token = store.shop_password_enc("pdd-1")
+    finally:
+        store.close()
+
+    monkeypatch.setenv("SHOPFLEET_HOME", str(machine_b))
+    for attempt in ("no key", "another key"):
+        if attempt == "another key":
+            machine_b.mkdir(mode=0o700, exist_ok=True)
+            (machine_b / KEY_FILE).write_bytes(Fernet.generate_key())
+            os.chmod(machine_b / KEY_FILE, 0o600)
+        monkeypatch.setattr("sys.stdin", io.StringIO("b-pw\n"))
+        code, out, err = run(capsys, "shop", "set-password", "pdd-1", "--stdin", "--store",
+                             redis_url)
+        assert code == 2 and out == "", attempt
+        assert "copy it from the machine that set them" in one_error_line(err, "vault.key")
+        if attempt == "no key":
+            assert not (machine_b / KEY_FILE).exists()
+        proc = run_proc("worker", "--until-idle", "--store", redis_url,
+                        env={"SHOPFLEET_HOME": str(machine_b)})
+        assert proc.returncode == 2, proc.stderr
+        one_error_line(proc.stderr, "vault.key")
+
+    store = open_store(Settings(), url=redis_url)
+    try:
+        assert store.shop_password_enc("pdd-1") == token
+        assert Vault.open(machine_a, use_keyring=False).decrypt(token or b"") == b"a-pw"
+    finally:
+        store.close()
