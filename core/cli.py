@@ -125,6 +125,8 @@ class _Parser(argparse.ArgumentParser):
         if message.startswith("argument "):
             field, _, message = message.removeprefix("argument ").partition(": ")
             field = field.split("/")[-1]
+        elif message.startswith("the following arguments are required: "):
+            field = message.split(": ", 1)[1].split(",")[0].split("/")[-1]
         raise UsageError(field or "arguments", f"{message} (see {self.prog} --help)")
 
 
@@ -518,7 +520,7 @@ def _json_everywhere(parser: argparse.ArgumentParser) -> None:
 
 
 READ_ONLY_COMMANDS = ("status", "tasks", "task", "shops", "tickets", "ticket", "quarantine",
-                      "kb")
+                      "kb", "run-flow")
 """Commands that only read (``rules`` and ``workers`` decide by their arguments)."""
 
 

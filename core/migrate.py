@@ -260,7 +260,8 @@ def _open_source(src: SqliteStore | str | Path, settings: Settings, clock: Clock
     if not path.is_file():
         raise InvalidInput("--from", f"{path} does not exist (give sqlite:PATH of the "
                            "desktop's database)")
-    return SqliteStore(path, settings=settings, clock=clock), True
+    # read-only: the desktop's file is copied, never changed (nor migrated, nor put in WAL)
+    return SqliteStore(path, settings=settings, clock=clock, readonly=True, field="--from"), True
 
 
 def _connect(url: str) -> Any:

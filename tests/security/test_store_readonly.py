@@ -15,7 +15,7 @@ from .clirun import digest, json_error, one_error_line, run, run_proc, tree
 
 READ_ONLY = [
     ["status"], ["tasks"], ["task", "1"], ["shops"], ["tickets"], ["ticket", "1"], ["kb"],
-    ["rules"], ["quarantine"], ["workers"],
+    ["rules"], ["quarantine"], ["workers"], ["run-flow", "collect_data", "--shop", "pdd-1"],
 ]
 WRITING = [
     ["shop", "add", "x", "--platform", "pdd", "--base-url", "http://pdd.shopfleet.test/x"],
