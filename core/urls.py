@@ -23,7 +23,7 @@ REDIS_PASSWORD_ENV = "SHOPFLEET_REDIS_PASSWORD"
 def public_url(url: str) -> str:
     """``url`` as it may be printed: no password anywhere in it.
 
-    ``sqlite:PATH`` and plain paths come back as they are; Redis URLs without the password
+    ``sqlite:PATH`` and file paths come back as they are; Redis URLs without the password
     of their user part and without secret query values; anything else only as
     ``scheme://…`` (an unknown scheme may keep a secret where we would not look).
     """
@@ -31,6 +31,8 @@ def public_url(url: str) -> str:
         return url
     if url.startswith("sqlite:"):
         return url
+    if "://" not in url:  # a file path (also C:\…); one with an "@" may hide a secret
+        return url if "@" not in url else "(hidden URL)"
     try:
         parts = urlsplit(url)
         scheme = parts.scheme.lower()

@@ -38,6 +38,9 @@ QPW = "s3cret-Pw%7E42"
     (f"{PW}://x", "(hidden URL)"),
     (f"redis://:{PW}@host:99999/0", "(hidden URL)"),
     ("sqlite:/data/shopfleet.db", "sqlite:/data/shopfleet.db"),
+    ("/data/shopfleet.db", "/data/shopfleet.db"),
+    ("C:\\Users\\op\\shopfleet.db", "C:\\Users\\op\\shopfleet.db"),
+    (f"redis:{PW}@host", "(hidden URL)"),
 ])
 def test_public_url_hides_every_form(url: str, shown: str) -> None:
     assert public_url(url) == shown
