@@ -1,25 +1,29 @@
 """The ``shopfleet`` command.
 
 Exit codes: 0 ok, 2 bad input (the message names the field), 1 any other failure. Errors go
-to stderr as one readable line; with ``--json`` as one JSON object ``{"error": …}``.
-Every command takes ``--db PATH`` and ``--config FILE``.
+to stderr as one readable line; with ``--json`` as one JSON object ``{"error": …}`` — also for
+a bad argument, which argparse would otherwise answer with its usage text.
+Every command takes ``--db PATH``, ``--config FILE`` and ``--store URL``, before or after the
+command's name. Read-only commands (``status``, ``tasks``, ``shops``, ``tickets`` …) never
+create or change a database: a missing file is an error (exit 2), not a new empty database.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .config import Settings, load_settings
 from .errors import BacklogFull, InvalidInput, ShopFleetError
-from .paths import data_dir, default_db_path
+from .paths import data_dir_path, default_db_path
 from .store import TaskRecord, TaskState
 from .store.base import Store
 
@@ -40,7 +44,7 @@ class Cli:
         if self._settings is None:
             config = getattr(self.args, "config", None)
             if config is None:  # the console's settings dialog saves here
-                default = data_dir() / "shopfleet.toml"
+                default = data_dir_path() / "shopfleet.toml"
                 config = default if default.exists() else None
             self._settings = load_settings(config)
         return self._settings
@@ -58,15 +62,30 @@ class Cli:
     @property
     def where(self) -> str:
         """Where the queue is, for messages (no password)."""
-        return self.store.url if self._store is not None else (
-            self.store_url.split("@")[-1] if self.store_url else str(self.db_path))
+        from .urls import public_url
+
+        return public_url(self.store.url if self._store is not None else (
+            self.store_url or str(self.db_path)))
+
+    @property
+    def readonly(self) -> bool:
+        """The command only reads: it must not create, migrate or change a database."""
+        ro = getattr(self.args, "readonly", False)
+        return bool(ro(self.args) if callable(ro) else ro)
 
     @property
     def store(self) -> Store:
         if self._store is None:
             from .engine.build import open_store
 
-            self._store = open_store(self.settings, self.db_path, url=self.store_url)
+            via = "--store" if getattr(self.args, "store", None) else "store.url"
+            try:
+                self._store = open_store(self.settings, self.db_path, url=self.store_url,
+                                         readonly=self.readonly, field="--db")
+            except InvalidInput as exc:
+                if exc.field == "store.url" and via == "--store":
+                    raise InvalidInput("--store", exc.reason) from None
+                raise
         return self._store
 
     @property
@@ -83,16 +102,82 @@ class Cli:
             self._store.close()
 
 
-def _common() -> argparse.ArgumentParser:
+COMMON_OPTIONS = ("db", "config", "store")
+"""Options every command takes, before or after its name (``--db X status`` = ``status --db
+X``). Given before, argparse keeps them under ``top_*`` (a subcommand's own defaults would
+otherwise overwrite them); :func:`_merge_common` folds them in."""
+
+
+class UsageError(Exception):
+    """A bad command-line argument, reported like every other bad input (one line, exit 2)."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument raises :class:`UsageError` instead of printing usage."""
+
+    def error(self, message: str) -> NoReturn:
+        field = ""
+        if message.startswith("argument "):
+            field, _, message = message.removeprefix("argument ").partition(": ")
+            field = field.split("/")[-1]
+        elif message.startswith("the following arguments are required: "):
+            field = message.split(": ", 1)[1].split(",")[0].split("/")[-1]
+        raise UsageError(field or "arguments", f"{message} (see {self.prog} --help)")
+
+
+def _common(*, top: bool = False) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
+    pre = "top_" if top else ""
+    p.add_argument("--db", dest=f"{pre}db", default=argparse.SUPPRESS, metavar="PATH",
                    help="SQLite database (default: shopfleet.db in the user data folder)")
-    p.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE",
+    p.add_argument("--config", dest=f"{pre}config", default=argparse.SUPPRESS, metavar="FILE",
                    help="TOML configuration file")
-    p.add_argument("--store", default=argparse.SUPPRESS, metavar="URL",
+    p.add_argument("--store", dest=f"{pre}store", default=argparse.SUPPRESS, metavar="URL",
                    help="shared store, e.g. redis://host:6379/0 (default: [store] url, else "
                         "the SQLite file)")
     return p
+
+
+def _merge_common(args: argparse.Namespace) -> argparse.Namespace:
+    for name in COMMON_OPTIONS:
+        before = getattr(args, f"top_{name}", None)
+        after = getattr(args, name, None)
+        if before is not None and after is not None and before != after:
+            raise UsageError(f"--{name}", f"given twice with different values ({before!r} "
+                             f"before the command, {after!r} after it)")
+        setattr(args, name, after if after is not None else before)
+        if hasattr(args, f"top_{name}"):
+            delattr(args, f"top_{name}")
+    return args
+
+
+def finite_float(text: str) -> float:
+    """argparse type: a finite number (no nan, inf)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def port_number(text: str) -> int:
+    """argparse type: a TCP port, 0..65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port number (0..65535)")
+    return value
 
 
 def _when(ts: float | None) -> str:
@@ -116,12 +201,19 @@ def cmd_submit(args: argparse.Namespace, cli: Cli) -> int:
     from .specs import parse_specs
 
     if args.file == "-":
-        text = sys.stdin.read()
+        stdin = getattr(sys.stdin, "buffer", None)
+        data = stdin.read() if stdin is not None else sys.stdin.read().encode(
+            "utf-8", "surrogatepass")
     else:
         try:
-            text = Path(args.file).read_text(encoding="utf-8")
+            data = Path(args.file).read_bytes()
         except OSError as exc:
             raise InvalidInput("FILE", f"cannot read {args.file}: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput("FILE", f"{args.file} is not UTF-8 text (byte 0x{data[exc.start]:02x} "
+                           f"at offset {exc.start}); nothing was submitted") from None
     specs = parse_specs(text, max_bytes=cli.settings.queue.max_task_bytes)
     ids = cli.store.submit_many(specs)
     if cli.json:
@@ -237,6 +329,9 @@ def cmd_task(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def cmd_bump(args: argparse.Namespace, cli: Cli) -> int:
+    from .priority import check_bump
+
+    check_bump(args.to, args.by)  # before the database is opened: nothing written
     score = cli.store.bump(args.id, to=args.to, by=args.by)
     if cli.json:
         cli.out({"id": args.id, "score": score})
@@ -303,9 +398,13 @@ def cmd_shop_pause(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def cmd_shop_set_password(args: argparse.Namespace, cli: Cli) -> int:
-    from .secrets import encrypt_password
+    from .secrets import open_vault_for, save_password
 
-    cli.store.shop(args.name)
+    store = cli.store
+    store.shop(args.name)
+    # The key is checked against the store's before a password is read: on a fleet, a
+    # machine without the right key must not encrypt a shared password with another one.
+    vault = open_vault_for(store)
     if args.stdin or not sys.stdin.isatty():
         password = sys.stdin.readline().rstrip("\r\n")
     else:
@@ -314,7 +413,7 @@ def cmd_shop_set_password(args: argparse.Namespace, cli: Cli) -> int:
         password = getpass.getpass(f"password for shop {args.name}: ")
     if not password:
         raise InvalidInput("password", "is empty")
-    cli.store.update_shop(args.name, password_enc=encrypt_password(password))
+    save_password(store, args.name, password, vault=vault)
     print(f"password of shop {args.name} saved (encrypted)")
     return 0
 
@@ -327,14 +426,14 @@ EXTRA_COMMANDS: list[Callable[[Any, argparse.ArgumentParser], None]] = []
 
 def build_parser() -> argparse.ArgumentParser:
     common = _common()
-    parser = argparse.ArgumentParser(
-        prog="shopfleet", parents=[common],
+    parser = _Parser(
+        prog="shopfleet", parents=[_common(top=True)],
         description="ShopFleet: run many shops' browser work in the right order, safely.")
-    parser.set_defaults(db=None, config=None)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub: Any = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def add(name: str, handler: Handler, help_: str, **kw: Any) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, parents=[common], help=help_, description=help_, **kw)
+        p: argparse.ArgumentParser = sub.add_parser(name, parents=[common], help=help_,
+                                                    description=help_, **kw)
         p.set_defaults(handler=handler)
         return p
 
@@ -358,8 +457,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("bump", cmd_bump, "change a task's priority (it keeps aging from its new place)")
     p.add_argument("id", type=int)
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--to", type=float, metavar="S", help="set the score to S now")
-    g.add_argument("--by", type=float, metavar="D", help="add D points")
+    g.add_argument("--to", type=finite_float, metavar="S", help="set the score to S now")
+    g.add_argument("--by", type=finite_float, metavar="D", help="add D points")
     p.add_argument("--json", action="store_true")
 
     p = add("cancel", cmd_cancel, "cancel a task that has not finished")
@@ -373,6 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     p = add("workers", cmd_workers, "workers on this store: host, pool size, heartbeat")
+    p.set_defaults(readonly=lambda a: not a.recover)
     p.add_argument("--recover", action="store_true",
                    help="first mark silent workers lost and requeue their tasks")
     p.add_argument("--json", action="store_true")
@@ -401,7 +501,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     for register in EXTRA_COMMANDS:
         register(sub, common)
+    for name in READ_ONLY_COMMANDS:
+        if name in sub.choices and "readonly" not in sub.choices[name]._defaults:
+            sub.choices[name].set_defaults(readonly=True)
+    _json_everywhere(parser)
     return parser
+
+
+def _json_everywhere(parser: argparse.ArgumentParser) -> None:
+    """Every command takes ``--json``: at least its errors come as one JSON object."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in set(action.choices.values()):
+                if "--json" not in child._option_string_actions:
+                    child.add_argument("--json", action="store_true",
+                                       help="errors as one JSON object on stderr")
+                _json_everywhere(child)
+
+
+READ_ONLY_COMMANDS = ("status", "tasks", "task", "shops", "tickets", "ticket", "quarantine",
+                      "kb", "run-flow")
+"""Commands that only read (``rules`` and ``workers`` decide by their arguments)."""
 
 
 def _load_extra_commands() -> None:
@@ -416,7 +536,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (also used as the console script)."""
     _load_extra_commands()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = _merge_common(parser.parse_args(argv))
+    except UsageError as exc:
+        return _error(Cli(argparse.Namespace(json="--json" in argv)),
+                      InvalidInput(exc.field, exc.reason), 2)
     cli = Cli(args)
     try:
         return int(args.handler(args, cli))
@@ -424,6 +549,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _error(cli, exc, 2)
     except ShopFleetError as exc:
         return _error(cli, exc, 1)
+    except sqlite3.OperationalError as exc:
+        from .store.writer import disk_full, is_disk_full
+
+        if is_disk_full(exc):  # a read or a pragma outside the writer met a full disk
+            return _error(cli, disk_full(cli.where), 1)
+        raise
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -90,7 +90,9 @@ def _worker(sub: Any, common: argparse.ArgumentParser) -> None:
                    help="noop: finish each task without a browser (fleet tests, benchmarks)")
     p.add_argument("--hold-ms", type=float, default=0.0, metavar="MS",
                    help="with --executor noop: hold each task this long (browser time)")
-    p.add_argument("--metrics-port", type=int, metavar="PORT",
+    from .cli import port_number
+
+    p.add_argument("--metrics-port", type=port_number, metavar="PORT",
                    help="serve Prometheus /metrics on this port (default: [metrics] port; "
                         "0 = off); loopback unless [metrics] host says otherwise")
     p.add_argument("--quiet", action="store_true", help="no per-task lines")

@@ -206,4 +206,4 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     for verb in ("enable", "disable", "delete"):
         r = rsub.add_parser(verb, parents=[common], help=f"{verb} a rule")
         r.add_argument("id", type=int)
-    p.set_defaults(handler=cmd_rules)
+    p.set_defaults(handler=cmd_rules, readonly=lambda a: a.rules_cmd is None)

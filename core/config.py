@@ -193,6 +193,30 @@ class MetricsSettings(_Section):
     host: str = "127.0.0.1"
     """Loopback by default: open it to the network on purpose (``0.0.0.0``), never by
     accident."""
+    token: str = ""
+    """Bearer token a scraper must send (``Authorization: Bearer …``). Required when ``host``
+    is not a loopback address: worker ids, shop domains and queue sizes are not for anyone on
+    the network."""
+
+    @model_validator(mode="after")
+    def _token_off_loopback(self) -> MetricsSettings:
+        if not is_loopback(self.host) and not self.token:
+            raise ValueError(f"metrics host {self.host!r} is not a loopback address: set "
+                             "[metrics] token (scrapers send it as a bearer token)")
+        return self
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1); False for
+    ``0.0.0.0``, ``::``, other addresses and names."""
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 class Settings(_Section):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .config import Settings
 from .demosite import DemoSite, host_resolver_rules
 from .engine.build import build_engine, open_store
-from .secrets import encrypt_password
+from .secrets import save_password
 from .specs import TaskSpec
 from .store.base import Store
 from .vault import Vault
@@ -49,7 +49,7 @@ def register_demo_shops(store: Store, site: DemoSite, vault: Vault) -> None:
         if shop.name not in known:
             store.add_shop(shop.name, platform=shop.platform, base_url=shop.base_url,
                            username=shop.username)
-        store.update_shop(shop.name, password_enc=encrypt_password(shop.password, vault=vault))
+        save_password(store, shop.name, shop.password, vault=vault)
 
 
 def demo_specs(site: DemoSite, n: int, *, seed: int = 7) -> list[TaskSpec]:

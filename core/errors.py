@@ -6,11 +6,14 @@
     ├── InvalidInput            bad input from a user, a file or the CLI; names the field (exit 2)
     │   ├── ConfigError         the configuration file is wrong
     │   ├── SpecError           a task spec, a batch or a flow is wrong
-    │   └── UnknownTask         no task with that id
+    │   ├── UnknownTask         no task with that id
+    │   └── VaultKeyError       the vault key is missing, is another one than the data's, or
+    │                           is a dangling link: copy the right key (exit 2)
     ├── BacklogFull             the queue is at max_backlog; nothing was written (exit 2)
     ├── Refused                 an operator command that cannot be done right now (e.g. cancel a
     │                           task that already finished)
     ├── EnvironmentProblem      the machine lacks something (SQLite too old, no browser found)
+    │   └── DiskFull            the disk holding the database is full; nothing was written
     ├── StoreClosed             the store was closed while a call was waiting
     ├── StoreUnavailable        a shared store (Redis) cannot be reached right now: try again
     ├── LeaseLost               a worker's lease on a task expired and recovery took the task
@@ -56,6 +59,15 @@ class UnknownTask(InvalidInput):
         self.task_id = task_id
 
 
+class VaultKeyError(InvalidInput):
+    """The vault key on this machine cannot read the data's passwords: it is missing, another
+    key, or ``vault.key`` is a link to nothing. Nothing makes a new key then; the message says
+    what to copy from where."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("vault.key", reason)
+
+
 class BacklogFull(ShopFleetError):
     """The queue holds ``max_backlog`` queued tasks; the submission was refused whole."""
 
@@ -75,6 +87,11 @@ class Refused(ShopFleetError):
 
 class EnvironmentProblem(ShopFleetError):
     """Something this machine lacks (an old SQLite, no usable browser), with the fix."""
+
+
+class DiskFull(EnvironmentProblem):
+    """The disk (or the quota) holding the database is full. The change that hit it was rolled
+    back whole; everything acknowledged before is kept."""
 
 
 class StoreClosed(ShopFleetError):

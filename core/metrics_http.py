@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -26,8 +27,10 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_late
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from .config import is_loopback
 from .engine.breakers import BreakerState
 from .engine.engine import EngineStatistics
+from .errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -196,22 +199,41 @@ def render_metrics(stats: EngineStatistics, *, labels: Mapping[str, str] | None 
     return generate_latest(StatisticsCollector(lambda: stats, labels))
 
 
-def _response(status: str, body: bytes, content_type: str) -> bytes:
-    head = (f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n"
+def _authorization(head: bytes) -> bytes:
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"authorization":
+            return value.strip()
+    return b""
+
+
+def _response(status: str, body: bytes, content_type: str, *, extra: str = "") -> bytes:
+    head = (f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n{extra}"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")
     return head.encode("ascii") + body
 
 
 async def serve_metrics(stats_fn: Callable[[], EngineStatistics], *, host: str = DEFAULT_HOST,
-                        port: int = DEFAULT_PORT, labels: Mapping[str, str] | None = None
-                        ) -> asyncio.Server:
+                        port: int = DEFAULT_PORT, labels: Mapping[str, str] | None = None,
+                        token: str = "") -> asyncio.Server:
     """Serve ``GET /metrics`` until the returned server is closed; anything else is a 404.
 
     Call it on the engine's loop: ``stats_fn`` (usually ``engine.statistics``) runs there, once
     per scrape. Binds to loopback unless ``host`` says otherwise (``port=0``: any free port, see
-    ``server.sockets[0].getsockname()``).
+    ``server.sockets[0].getsockname()``). Off loopback a ``token`` is required: a scrape
+    without ``Authorization: Bearer <token>`` gets 401.
+
+    Raises:
+        ConfigError: ``host`` is not loopback and there is no token, or ``port`` is out of
+            range.
     """
+    if not 0 <= port <= 65535:
+        raise ConfigError("metrics.port", f"{port} is not a port number (0..65535)")
+    if not is_loopback(host) and not token:
+        raise ConfigError("metrics.token", f"required to serve metrics on {host!r}, which is "
+                          "not a loopback address")
     collector = StatisticsCollector(stats_fn, labels)
+    expected = f"Bearer {token}".encode()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -220,7 +242,11 @@ async def serve_metrics(stats_fn: Callable[[], EngineStatistics], *, host: str =
             except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError):
                 return  # not HTTP, too large, or too slow: just hang up
             parts = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
-            if len(parts) == 3 and parts[0] == "GET" and urlsplit(parts[1]).path == PATH:
+            if token and not hmac.compare_digest(_authorization(head), expected):
+                reply = _response("401 Unauthorized", b"a bearer token is required\n",
+                                  "text/plain; charset=utf-8",
+                                  extra='WWW-Authenticate: Bearer realm="shopfleet"\r\n')
+            elif len(parts) == 3 and parts[0] == "GET" and urlsplit(parts[1]).path == PATH:
                 try:
                     reply = _response("200 OK", generate_latest(collector), CONTENT_TYPE)
                 except Exception:  # a bug in a statistic must not take the worker down

@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import os
 import random
 import sqlite3
 import sys
@@ -46,13 +45,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from .clock import SYSTEM_CLOCK, Clock
 from .config import Settings
 from .errors import EnvironmentProblem, InvalidInput, Refused
 from .store import SqliteStore
 from .store.redis_keys import TASK_STATES, TICKET_STATES, Keys
+from .urls import public_url, with_env_password
 
 MIN_ID = -(2 ** 63)
 """Below every SQLite integer key: where keyset paging starts."""
@@ -261,33 +260,26 @@ def _open_source(src: SqliteStore | str | Path, settings: Settings, clock: Clock
     if not path.is_file():
         raise InvalidInput("--from", f"{path} does not exist (give sqlite:PATH of the "
                            "desktop's database)")
-    return SqliteStore(path, settings=settings, clock=clock), True
-
-
-def public_url(url: str) -> str:
-    """``url`` without its password (for messages and reports)."""
-    from .store.redis_store import public_url as without_password
-
-    return without_password(url)
+    # read-only: the desktop's file is copied, never changed (nor migrated, nor put in WAL)
+    return SqliteStore(path, settings=settings, clock=clock, readonly=True, field="--from"), True
 
 
 def _connect(url: str) -> Any:
     if not url.startswith(("redis://", "rediss://", "unix://")):
-        raise InvalidInput("--to", f"{url!r} is not a Redis URL (redis://host:6379/0)")
+        raise InvalidInput("--to", f"{public_url(url)!r} is not a Redis URL (redis://host:6379/0)")
     try:
         import redis
     except ImportError as exc:
         raise EnvironmentProblem(f"migrating to Redis needs the 'redis' package ({exc}); "
                                  "install shopfleet[redis]") from None
-    kw: dict[str, Any] = {}
-    if urlsplit(url).password is None and os.environ.get("SHOPFLEET_REDIS_PASSWORD"):
-        kw["password"] = os.environ["SHOPFLEET_REDIS_PASSWORD"]
-    client = redis.Redis.from_url(url, decode_responses=True, **kw)
+    client = redis.Redis.from_url(with_env_password(url), decode_responses=True)
     try:
         client.ping()
     except redis.RedisError as exc:
+        from .store.redis_store import connect_error
+
         client.close()
-        raise EnvironmentProblem(f"cannot reach Redis at {public_url(url)}: {exc}") from None
+        raise connect_error(exc, public_url(url), field="--to") from None
     return client
 
 

@@ -19,15 +19,22 @@ APP_NAME = "ShopFleet"
 
 
 def data_dir() -> Path:
-    """The data folder, created on first use."""
-    env = os.environ.get("SHOPFLEET_HOME")
-    path = Path(env) if env else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
+    """The data folder, created on first use, private to the user (0700 on POSIX)."""
+    path = data_dir_path()
+    if not path.is_dir():
+        private_dir(path)
     return path
 
 
+def data_dir_path() -> Path:
+    """Where the data folder is, without creating it (read-only commands)."""
+    env = os.environ.get("SHOPFLEET_HOME")
+    return Path(env) if env else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
 def default_db_path() -> Path:
-    return data_dir() / "shopfleet.db"
+    """The default database file (its folder is not created here: whoever writes does)."""
+    return data_dir_path() / "shopfleet.db"
 
 
 def resources_dir() -> Path:
@@ -38,3 +45,19 @@ def resources_dir() -> Path:
     if frozen:
         return Path(frozen) / "resources"
     return Path(__file__).resolve().parent.parent / "resources"
+
+
+def private_dir(path: Path) -> None:
+    """Create ``path`` (and missing parents) private to the user (0700 on POSIX)."""
+    missing = []
+    p = path
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        if os.name == "posix":
+            os.chmod(d, 0o700)  # mkdir's mode passes through the umask; say it exactly

@@ -25,6 +25,28 @@ KEY_EPOCH = 1_735_689_600.0  # 2025-01-01T00:00:00Z: keeps the aging term small
 """Origin of the aging term; any fixed instant works, a recent one keeps keys readable."""
 
 
+MAX_BUMP_POINTS = 1_000_000.0
+"""The largest score (or score change) an operator may give: far above any real priority, far
+below where milli-point keys lose precision or overflow 64 bits."""
+
+
+def check_bump(to: float | None, by: float | None) -> None:
+    """Refuse a bump target or delta that is NaN, infinite or absurdly large (names the
+    option)."""
+    import math
+
+    from .errors import InvalidInput
+
+    for name, value in (("--to", to), ("--by", by)):
+        if value is None:
+            continue
+        if not math.isfinite(value):
+            raise InvalidInput(name, f"{value!r} is not a finite number")
+        if abs(value) > MAX_BUMP_POINTS:
+            raise InvalidInput(name, f"{value!r} is out of range (at most ±{MAX_BUMP_POINTS:g} "
+                               "points)")
+
+
 @dataclass(frozen=True)
 class PriorityParams:
     aging_per_s: float

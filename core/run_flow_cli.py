@@ -62,13 +62,12 @@ async def _run(cli: Cli, settings: Any, flow: Any, params: dict[str, Any], shop_
     from .engine.gates import RateGates
     from .flows import Checkpoint, ShopInfo, StepEvent, check_flow, default_asset_dirs, run_flow
     from .paths import data_dir
-    from .secrets import decrypt_password
+    from .secrets import decrypt_password, open_vault_for
     from .store import domain_of
-    from .vault import Vault
 
     home = data_dir()
-    vault = await asyncio.to_thread(Vault.open, home)
     store = cli.store
+    vault = await asyncio.to_thread(open_vault_for, store, home)
     rec = await asyncio.to_thread(store.shop, shop_name)
     token = await asyncio.to_thread(store.shop_password_enc, shop_name)
     shop = ShopInfo(name=rec.name, platform=rec.platform, base_url=rec.base_url,

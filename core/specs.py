@@ -21,12 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .errors import SpecError
 
 MAX_TASK_BYTES_DEFAULT = 256 * 1024
+MAX_DEPTH = 32
+"""How deeply a task's values may nest (objects in arrays in objects …)."""
 
 
 class TaskSpec(BaseModel):
     """One task as submitted."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False, allow_inf_nan=False)
 
     key: str | None = Field(None, min_length=1, max_length=200)
     """Idempotency key: submitting the same key again returns the same task."""
@@ -89,11 +91,56 @@ def _field_path(prefix: str, loc: tuple[Any, ...]) -> str:
     return path or "(task)"
 
 
+def check_values(obj: Any, *, where: str = "") -> None:
+    """Refuse what no task needs and what breaks later: nesting deeper than
+    :data:`MAX_DEPTH`, NaN and infinities (``tasks --json`` must stay JSON), lone surrogates
+    (not storable as UTF-8) and NUL characters (they cut paths and C strings short).
+    Iterative, so a hostile depth cannot blow the stack."""
+    # (value, its path, its depth, the path of its field two levels down: what a message
+    # about nesting names, instead of a path thousands of "[0]" long)
+    stack: list[tuple[Any, str, int, str]] = [(obj, where, 0, where)]
+    while stack:
+        value, path, depth, field = stack.pop()
+        if depth <= 2:
+            field = path
+        if isinstance(value, dict | list):
+            if depth >= MAX_DEPTH:
+                raise SpecError(field or "(task)", f"nests deeper than {MAX_DEPTH} levels")
+            if isinstance(value, dict):
+                for k, v in value.items():
+                    key = str(k)
+                    _check_text(key, f"{path}.{key}" if path else key, what="a key")
+                    stack.append((v, f"{path}.{key}" if path else key, depth + 1, field))
+            else:
+                for i, v in enumerate(value):
+                    stack.append((v, f"{path}[{i}]", depth + 1, field))
+        elif isinstance(value, _NotJson):
+            raise SpecError(path or "(task)", f"{value.name} is not a JSON number (NaN and "
+                            "Infinity are not allowed in a task)")
+        elif isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise SpecError(path or "(task)", f"{value!r} is not a finite number (NaN and "
+                                "Infinity are not allowed in a task)")
+        elif isinstance(value, str):
+            _check_text(value, path or "(task)")
+
+
+def _check_text(text: str, path: str, *, what: str = "text") -> None:
+    if "\x00" in text:
+        raise SpecError(path, f"{what} contains a NUL character")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SpecError(path, f"{what} holds a lone surrogate (\\u{ord(text[exc.start]):04x}) "
+                        "that is not a character") from None
+
+
 def validate_spec(obj: Any, *, where: str = "", max_bytes: int = MAX_TASK_BYTES_DEFAULT,
                   raw_size: int | None = None) -> TaskSpec:
     """Validate one parsed task object. ``where`` prefixes field names (``tasks[3]``)."""
     if not isinstance(obj, dict):
         raise SpecError(where or "(task)", "must be a JSON object")
+    check_values(obj, where=where)
     size = raw_size if raw_size is not None else len(
         json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode())
     if size > max_bytes:
@@ -110,6 +157,18 @@ def validate_spec(obj: Any, *, where: str = "", max_bytes: int = MAX_TASK_BYTES_
         raise SpecError(_field_path(where, loc), msg) from None
 
 
+class _NotJson:
+    """What ``NaN``, ``Infinity`` and ``-Infinity`` parse to (json.loads would make floats of
+    them): :func:`check_values` refuses it, naming the field."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_constant=_NotJson)
+
+
 def parse_specs(text: str, *, max_bytes: int = MAX_TASK_BYTES_DEFAULT) -> list[TaskSpec]:
     """Parse a JSON object, a JSON array or JSON Lines into specs; all or nothing."""
     stripped = text.strip()
@@ -117,7 +176,9 @@ def parse_specs(text: str, *, max_bytes: int = MAX_TASK_BYTES_DEFAULT) -> list[T
         raise SpecError("(input)", "is empty: expected a task object, an array or JSON Lines")
     items: list[tuple[Any, str]]
     try:
-        doc = json.loads(stripped)
+        doc = _loads(stripped)
+    except RecursionError:
+        raise SpecError("(input)", f"nests too deeply (at most {MAX_DEPTH} levels)") from None
     except json.JSONDecodeError as whole_err:
         # Not one document: try JSON Lines.
         items = []
@@ -126,7 +187,10 @@ def parse_specs(text: str, *, max_bytes: int = MAX_TASK_BYTES_DEFAULT) -> list[T
             if not line.strip():
                 continue
             try:
-                items.append((json.loads(line), f"line {n}"))
+                items.append((_loads(line), f"line {n}"))
+            except RecursionError:
+                raise SpecError(f"line {n}", f"nests too deeply (at most {MAX_DEPTH} "
+                                "levels)") from None
             except json.JSONDecodeError as exc:
                 if n == 1 and (len(lines) == 1 or not line.lstrip().startswith("{")):
                     raise SpecError("(input)", f"not JSON: {whole_err.msg} at line "

@@ -15,6 +15,7 @@ encrypted data unreadable; decrypting then raises :class:`~core.errors.Environme
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import stat
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken
 
-from .errors import EnvironmentProblem
+from .errors import EnvironmentProblem, VaultKeyError
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +93,22 @@ def _read_key_file(path: Path) -> bytes:
     return key
 
 
+def _check_not_dangling(path: Path) -> None:
+    if path.is_symlink() and not path.exists():
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        raise VaultKeyError(
+            f"{path} is a link to {target}, which does not exist: restore the key file it points "
+            "to (or remove the link); ShopFleet will not make a new key in its place")
+
+
 def _create_key_file(path: Path) -> bytes:
     """Write a new key owner-only, atomically; if another process won the race, use its key."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from .paths import private_dir
+
+    private_dir(path.parent)
     key = Fernet.generate_key()
     fd, tmp = tempfile.mkstemp(prefix=".vault-", suffix=".tmp", dir=path.parent)
     try:
@@ -128,21 +142,28 @@ class Vault:
 
     def __init__(self, key: bytes, *, where: str) -> None:
         self._fernet = Fernet(key)
+        self.fingerprint = hashlib.sha256(b"ShopFleet vault key\0" + key.strip()).hexdigest()[:32]
+        """Names the key without revealing it: the store keeps it to tell a wrong key."""
         self.where = where
         """Where the key lives, for the doctor and logs: ``keychain`` or the key file's path."""
 
     @classmethod
-    def open(cls, data_dir: Path, *, use_keyring: bool = True) -> Vault:
-        """Find the vault key (making one the first time).
+    def open(cls, data_dir: Path, *, use_keyring: bool = True, create: bool = True) -> Vault:
+        """Find the vault key (making one the first time, unless ``create`` is false).
 
         Args:
             data_dir: the data folder holding ``vault.key`` when there is no keychain.
             use_keyring: False skips the OS keychain (tests, portable installs).
+            create: False when data encrypted with a key exists: a missing key is then an
+                error, never replaced by a new one.
 
         Raises:
             EnvironmentProblem: the key file is readable by others or damaged.
+            VaultKeyError: ``vault.key`` is a dangling link, or there is no key and ``create``
+                is false.
         """
         path = Path(data_dir) / KEY_FILE
+        _check_not_dangling(path)
         # The data folder's own key file wins when it exists: two processes on one folder
         # (a worker and the CLI, a console and its engine) then always agree, even when only
         # one of them can reach the keychain.
@@ -158,6 +179,12 @@ class Vault:
                     return cls(stored.encode("ascii"), where="keychain")
                 except ValueError:
                     log.warning("the vault key in the OS keychain is damaged; ignoring it")
+        if not create:
+            raise VaultKeyError(
+                f"this database's passwords were encrypted with a vault.key that is not on this "
+                f"machine (no {path}{' and none in the OS keychain' if keychain else ''}): copy "
+                f"it from the machine that set them to {path}")
+        if keychain:
             key = Fernet.generate_key()
             if _keyring_set(key.decode("ascii")):
                 return cls(key, where="keychain")

@@ -15,10 +15,11 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
+from .config import is_loopback
 from .engine import Engine, EngineStatistics
-from .engine.build import build_engine, open_store
+from .engine.build import build_engine
 from .engine.engine import Executor, NoopExecutor
-from .errors import InvalidInput
+from .errors import ConfigError, InvalidInput
 from .events import BreakerChanged, EngineProblem, Event, GateHeld, TaskStateChanged
 from .store import ClaimedTask, new_owner_id
 
@@ -54,10 +55,11 @@ def event_printer(out: TextIO) -> Callable[[Event], None]:
     return show
 
 
-async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO = sys.stdout,
+async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO | None = None,
                      summary_every_s: float = 5.0, quiet: bool = False,
-                     metrics: tuple[str, int] | None = None) -> int:
+                     metrics: tuple[str, int] | None = None, metrics_token: str = "") -> int:
     """Run until idle (or until a signal), printing a summary; returns an exit code."""
+    out = out if out is not None else sys.stdout  # the stream now, not the one at import
     loop = asyncio.get_running_loop()
     stop_requested = asyncio.Event()
     signals = 0
@@ -96,7 +98,7 @@ async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO = sys.stdo
 
         host, port = metrics
         server = await serve_metrics(engine.statistics, host=host, port=port,
-                                     labels={"worker": engine.owner})
+                                     labels={"worker": engine.owner}, token=metrics_token)
         out.write(f"metrics: http://{host}:{port}/metrics\n")
     try:
         async with engine:
@@ -157,8 +159,12 @@ class ExecLog:
 
 def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
     settings = cli.settings
-    store = open_store(settings, cli.db_path, url=cli.store_url)
-    cli.closers.append(store.close)
+    port = getattr(args, "metrics_port", None)
+    port = settings.metrics.port if port is None else port
+    if port and not is_loopback(settings.metrics.host) and not settings.metrics.token:
+        raise ConfigError("metrics.token", f"required to serve metrics on "
+                          f"{settings.metrics.host!r}, which is not a loopback address")
+    store = cli.store  # closed by the CLI when the command ends
     kind = getattr(args, "executor", "browser")
     executor: Executor | str = kind
     owner = new_owner_id()
@@ -172,8 +178,6 @@ def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
     elif log_to:
         raise InvalidInput("--exec-log", "only with --executor noop")
     engine = build_engine(settings, store, slots=args.slots, executor=executor, owner=owner)
-    port = getattr(args, "metrics_port", None)
-    port = settings.metrics.port if port is None else port
     said = store.durability_warning()
     if said:
         print(f"warning: {said}", file=sys.stderr, flush=True)
@@ -181,4 +185,5 @@ def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
           f"{' (until idle)' if args.until_idle else ''}; Ctrl-C stops gracefully", flush=True)
     return asyncio.run(run_worker(engine, until_idle=args.until_idle,
                                   quiet=getattr(args, "quiet", False),
-                                  metrics=(settings.metrics.host, port) if port else None))
+                                  metrics=(settings.metrics.host, port) if port else None,
+                                  metrics_token=settings.metrics.token))

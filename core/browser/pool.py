@@ -56,6 +56,7 @@ from typing import Any, Protocol, Self
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import BrowserSettings, PoolSettings
 from ..errors import BrowserCrashed, EnvironmentProblem, Refused, ShopFleetError
+from ..paths import private_dir
 from ..vault import Vault
 from .discovery import BrowserChoice, discover, launch_args, running_as_root
 
@@ -429,7 +430,7 @@ class SessionStore:
         return data if isinstance(data, dict) else None
 
     def _save(self, shop: str, state: dict[str, Any]) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_dir(self.directory)  # mkstemp below makes the file itself 0600
         token = self._vault.encrypt(json.dumps(state, separators=(",", ":")).encode("utf-8"))
         path = self.path_for(shop)
         fd, tmp = tempfile.mkstemp(prefix=".session-", suffix=".tmp", dir=self.directory)

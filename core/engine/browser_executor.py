@@ -12,7 +12,7 @@ from ..config import Settings
 from ..errors import BrowserCrashed, NeedsHuman, RateLimited, TaskError
 from ..flows import Checkpoint, FlowRegistry, ShopInfo, StepEvent, default_asset_dirs, run_flow
 from ..paths import data_dir
-from ..secrets import decrypt_password
+from ..secrets import decrypt_password, open_vault_for
 from ..store import ClaimedTask, domain_of
 from ..store.base import Store
 from ..vault import Vault
@@ -36,7 +36,9 @@ class BrowserExecutor:
         self.settings = settings
         self.store = store
         self.home = home or data_dir()
-        self.vault = vault or Vault.open(self.home)
+        # The key must match the store's passwords: a worker with another key (or none)
+        # refuses to start instead of failing every task of a shop with a password.
+        self.vault = vault or open_vault_for(store, self.home)
         self.pool = pool or BrowserPool(
             settings.pool, settings.browser,
             sessions=SessionStore(self.home / "sessions", self.vault))

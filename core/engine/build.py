@@ -5,10 +5,8 @@ chooses none of its parts."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit, urlunsplit
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import Settings
@@ -17,6 +15,7 @@ from ..events import EventBus
 from ..paths import default_db_path
 from ..store import SqliteStore, new_owner_id
 from ..store.base import Store
+from ..urls import public_url, with_env_password
 from ..validation import submission_validator
 from .breakers import Breakers
 from .engine import Engine, Executor, NoopExecutor
@@ -29,32 +28,32 @@ if TYPE_CHECKING:
 
 def open_store(settings: Settings, db: str | Path | None = None, *,
                clock: Clock = SYSTEM_CLOCK, validate: bool = True,
-               url: str | None = None) -> Store:
+               url: str | None = None, readonly: bool = False,
+               field: str = "database") -> Store:
     """The configured store: Redis when ``url`` (or ``[store] url``) is ``redis://…``, else
     the SQLite file at ``db`` (or the configured / default path). Submissions are checked
-    against the flows unless ``validate`` is false."""
+    against the flows unless ``validate`` is false. ``readonly``: an SQLite file must exist
+    and is never created, migrated or written (``field`` names the option in errors)."""
     validator = submission_validator(settings) if validate else None
     target = url if url is not None else settings.store.url
     if target:
-        return store_from_url(target, settings, clock=clock, validator=validator)
+        return store_from_url(target, settings, clock=clock, validator=validator,
+                              readonly=readonly)
     path = Path(db) if db else (Path(settings.store.path) if settings.store.path
                                 else default_db_path())
-    return SqliteStore(path, settings=settings, clock=clock, validator=validator)
+    return SqliteStore(path, settings=settings, clock=clock, validator=validator,
+                       readonly=readonly, field=field)
 
 
 def store_from_url(url: str, settings: Settings, *, clock: Clock = SYSTEM_CLOCK,
-                   validator: Any = None) -> Store:
+                   validator: Any = None, readonly: bool = False) -> Store:
     """``sqlite:PATH`` or ``redis://[:password@]host[:port][/db]``."""
     if url.startswith("sqlite:"):
         return SqliteStore(Path(url.removeprefix("sqlite:")).expanduser(), settings=settings,
-                           clock=clock, validator=validator)
+                           clock=clock, validator=validator, readonly=readonly,
+                           field="store.url")
     if url.startswith(("redis://", "rediss://", "unix://")):
-        password = os.environ.get("SHOPFLEET_REDIS_PASSWORD")
-        parts = urlsplit(url)
-        if password and parts.password is None and parts.hostname:
-            user = f"{quote(parts.username, safe='')}" if parts.username else ""
-            netloc = f"{user}:{quote(password, safe='')}@{parts.netloc}"
-            url = urlunsplit(parts._replace(netloc=netloc))
+        url = with_env_password(url)
         try:
             from ..store.redis_store import RedisStore
         except ImportError as exc:  # the optional extra is not installed
@@ -65,7 +64,7 @@ def store_from_url(url: str, settings: Settings, *, clock: Clock = SYSTEM_CLOCK,
                                         validator=validator,
                                         prefix=settings.store.redis_prefix)
         return redis_store
-    raise InvalidInput("store.url", f"{url!r} is not a store URL: use sqlite:PATH or "
+    raise InvalidInput("store.url", f"{public_url(url)!r} is not a store URL: use sqlite:PATH or "
                        "redis://host:port/db")
 
 

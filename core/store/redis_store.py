@@ -31,17 +31,26 @@ import json
 import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import redis
 from redis.commands.core import Script
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import Settings
-from ..errors import BacklogFull, InvalidInput, LeaseLost, Refused, SpecError, UnknownTask
-from ..priority import KEY_EPOCH, KEY_SCALE, index_key, score_from_key, static_points
+from ..errors import (
+    BacklogFull,
+    InvalidInput,
+    LeaseLost,
+    Refused,
+    SpecError,
+    StoreUnavailable,
+    UnknownTask,
+)
+from ..priority import KEY_EPOCH, KEY_SCALE, check_bump, index_key, score_from_key, static_points
 from ..specs import TaskSpec
 from ..urgency import estimator_for
+from ..urls import public_url
 from . import redis_queries
 from .base import WorkerInfo, worker_info
 from .pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
@@ -68,17 +77,19 @@ def _j(v: str | None) -> Any:
     return json.loads(v) if v else None
 
 
-def public_url(url: str) -> str:
-    """``url`` without its password (for logs and the console)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    user = parts.username or ""
-    netloc = f"{user}@{host}" if user else host
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+def connect_error(exc: BaseException, where: str, *, field: str = "store.url") -> Exception:
+    """A ShopFleet error for a Redis that refused us at connection time (never a traceback;
+    ``where`` is the URL without its password)."""
+    text = str(exc)
+    if isinstance(exc, redis.AuthenticationError) or any(
+            word in text for word in ("WRONGPASS", "NOAUTH", "invalid password",
+                                      "invalid username-password")):
+        return InvalidInput(field, f"Redis at {where} refused the password or user name "
+                            f"({text.split(',')[0]}): check the URL's password or "
+                            "SHOPFLEET_REDIS_PASSWORD")
+    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
+        return StoreUnavailable(f"cannot reach Redis at {where}: {text}")
+    return StoreUnavailable(f"Redis at {where} answered with an error: {text}")
 
 
 class RedisStore:
@@ -115,7 +126,11 @@ class RedisStore:
             name: self._r.register_script(PRELUDE + body) for name, body in SCRIPTS.items()}
         self._shop_names: dict[int, tuple[str, str, str]] = {}
         self._closed = False
-        self._init()
+        try:
+            self._init()
+        except redis.RedisError as exc:
+            self._r.close()
+            raise connect_error(exc, self.url) from None
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -608,6 +623,7 @@ class RedisStore:
         """Change a task's priority now: to a score, or by a delta. Returns the new score."""
         if (to is None) == (by is None):
             raise InvalidInput("bump", "give exactly one of --to or --by")
+        check_bump(to, by)
         if to is not None:
             return float(self._run("bump", task_id, "to", repr(float(to))))
         return float(self._run("bump", task_id, "by", repr(float(by or 0.0))))

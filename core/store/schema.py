@@ -198,8 +198,9 @@ SCHEMA_VERSION = len(MIGRATIONS)
 def migrate(conn: sqlite3.Connection) -> int:
     """Bring the database to ``SCHEMA_VERSION``; returns the version it was at.
 
-    Runs inside one ``BEGIN IMMEDIATE`` transaction, so a crash mid-migration leaves the old
-    version intact. A database newer than this program is refused.
+    Runs inside one ``BEGIN IMMEDIATE`` transaction, so a crash or an error mid-migration
+    leaves the file as it was; ``user_version`` is written only when it changes. A database
+    newer than this program is refused.
     """
     from ..errors import EnvironmentProblem
 
@@ -210,6 +211,9 @@ def migrate(conn: sqlite3.Connection) -> int:
             raise EnvironmentProblem(
                 f"the database is at schema version {version}, newer than this ShopFleet "
                 f"understands ({SCHEMA_VERSION}); update ShopFleet")
+        if version == SCHEMA_VERSION:
+            conn.execute("COMMIT")  # nothing to do: not even the header is rewritten
+            return version
         if version == 0 and not conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE name = 'tasks'").fetchone():
             _script(conn, FRESH_SCHEMA)
@@ -219,7 +223,8 @@ def migrate(conn: sqlite3.Connection) -> int:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite may have rolled back itself (disk full)
+            conn.execute("ROLLBACK")
         raise
     return version
 

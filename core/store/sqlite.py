@@ -11,10 +11,12 @@ operator queries use the same connections through sqlite-utils where that reads 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import sqlite3
+import stat
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -33,7 +35,16 @@ from ..errors import (
     SpecError,
     UnknownTask,
 )
-from ..priority import KEY_EPOCH, KEY_SCALE, index_key, score_at, score_from_key, static_points
+from ..paths import private_dir
+from ..priority import (
+    KEY_EPOCH,
+    KEY_SCALE,
+    check_bump,
+    index_key,
+    score_at,
+    score_from_key,
+    static_points,
+)
 from ..specs import TaskSpec
 from ..urgency import estimator_for
 from . import sqlite_pages
@@ -48,8 +59,8 @@ from .records import (
     TaskRecord,
     TaskState,
 )
-from .schema import migrate
-from .writer import Checkpointer, Writer
+from .schema import SCHEMA_VERSION, migrate
+from .writer import Checkpointer, Writer, disk_full, is_disk_full
 
 if TYPE_CHECKING:
     from ..tickets import Rule, Signature
@@ -75,6 +86,69 @@ def check_sqlite_version(version: str = sqlite3.sqlite_version) -> None:
             f"SQLite {version} is too old: ShopFleet needs {'.'.join(map(str, MIN_SQLITE))} or "
             "newer (for UPDATE … RETURNING). Use a Python built with a newer SQLite "
             "(python.org builds and Python 3.12+ from most distributions have one).")
+
+
+SHOPFLEET_TABLES = ("meta", "shops", "tasks", "task_events")
+"""Tables every ShopFleet database has had since schema version 1."""
+
+
+def inspect_database(path: Path, *, field: str = "database") -> int | None:
+    """What is at ``path``: None when nothing (or an empty file) is there, else the schema
+    version of the ShopFleet database there. Opens it read-only and changes nothing.
+
+    Raises:
+        InvalidInput: ``path`` is a folder, not an SQLite file, or an SQLite file of some other
+            program (ShopFleet never adds its tables to a foreign database).
+    """
+    if path.is_dir():
+        raise InvalidInput(field, f"{path} is a folder, not a database file")
+    if not path.exists():
+        if path.is_symlink():
+            raise InvalidInput(field, f"{path} is a link to a file that does not exist")
+        return None
+    if path.stat().st_size == 0:
+        return None
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise InvalidInput(field, f"cannot open {path}: {exc}") from None
+    try:
+        names = {r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorname", "") == "SQLITE_NOTADB":
+            raise InvalidInput(field, f"{path} is not a database (not an SQLite file); "
+                               "nothing was written") from None
+        raise InvalidInput(field, f"cannot read {path}: {exc}") from None
+    finally:
+        conn.close()
+    if not names:
+        return None  # an SQLite file with nothing in it yet
+    if not set(SHOPFLEET_TABLES) <= names or version < 1:
+        raise InvalidInput(field, f"{path} is an SQLite database of another program, not "
+                           "ShopFleet's; it was left untouched (give --db a ShopFleet database "
+                           "or a new file name)")
+    return version
+
+
+def private_file(path: Path) -> None:
+    """Make sure the database file exists owner-only before SQLite opens it: SQLite gives its
+    -wal and -shm files the database file's mode, so they are private too."""
+    if os.name != "posix":
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077 and path.stat().st_uid == os.getuid():
+            os.chmod(path, 0o600)  # an older ShopFleet made it 0644: close it now
+            for side in ("-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.chmod(f"{path}{side}", 0o600)
+        return
+    os.fchmod(fd, 0o600)
+    os.close(fd)
 
 
 def new_owner_id() -> str:
@@ -117,7 +191,9 @@ class SqliteStore:
     """Durable priority queue, shops and event log in one SQLite file (WAL mode).
 
     Args:
-        path: the database file (created with its folder if missing).
+        path: the database file (created with its folder if missing, owner-only).
+        readonly: open for reading only (the CLI's read-only commands): a missing file is an
+            error, nothing is created, migrated or written, and every write is refused.
         settings: the validated configuration.
         clock: time source for every timestamp (a fake one in tests).
         validator: extra per-task checks at submission (flows and placeholders), raising
@@ -125,10 +201,18 @@ class SqliteStore:
     """
 
     def __init__(self, path: str | Path, *, settings: Settings | None = None,
-                 clock: Clock = SYSTEM_CLOCK, validator: Validator | None = None) -> None:
+                 clock: Clock = SYSTEM_CLOCK, validator: Validator | None = None,
+                 readonly: bool = False, field: str = "database") -> None:
         check_sqlite_version()
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        version = inspect_database(self.path, field=field)
+        if readonly and version is None:
+            raise InvalidInput(field, f"no database at {self.path}")
+        # An older schema still needs its migration, which only a writing open does.
+        self.readonly = readonly and version is not None and version >= SCHEMA_VERSION
+        if not self.readonly:
+            private_dir(self.path.parent)
+            private_file(self.path)
         self.url = f"sqlite:{self.path}"
         self.settings = settings or Settings()
         self.clock = clock
@@ -141,21 +225,44 @@ class SqliteStore:
         self._readers_lock = threading.Lock()
         self._room = threading.Condition()
         self._closed = False
-        self._writer = Writer(self._connect_writer, group_max=self.settings.store.group_commit_max)
+        self._writer: Writer | None = None
+        self._checkpointer: Checkpointer | None = None
+        if self.readonly:
+            return
+        self._writer = Writer(self._connect_writer, group_max=self.settings.store.group_commit_max,
+                              where=str(self.path))
         self._checkpointer = Checkpointer(self._connect)
         self._call(self._op_init)
 
     # -- connections --------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                               timeout=self.settings.store.busy_timeout_s)
+        target: str | Path = self.path
+        if self.readonly:
+            target = f"{self.path.resolve().as_uri()}?mode=ro"
+        conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False,
+                               timeout=self.settings.store.busy_timeout_s,
+                               uri=self.readonly)
         conn.execute(f"PRAGMA busy_timeout = {int(self.settings.store.busy_timeout_s * 1000)}")
         conn.execute("PRAGMA foreign_keys = ON")
         return conn
 
     def _connect_writer(self) -> sqlite3.Connection:
         conn = self._connect()
+        # Migrate before switching to WAL: a migration that fails leaves the file exactly as
+        # it was (its transaction rolls back; the journal mode would not).
+        try:
+            migrate(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            if is_disk_full(exc):
+                raise disk_full(str(self.path)) from None
+            raise EnvironmentProblem(
+                f"cannot bring {self.path} to schema version {SCHEMA_VERSION}: {exc}; the file "
+                "was left unchanged") from None
+        except BaseException:
+            conn.close()
+            raise
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             raise EnvironmentProblem(f"cannot put {self.path} in WAL mode (got {mode}); "
@@ -164,7 +271,6 @@ class SqliteStore:
         # The checkpointer thread copies the WAL back off the commit path; this is only the
         # backstop (about 40 MB of WAL) should it fall behind.
         conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_BACKSTOP_PAGES}")
-        migrate(conn)
         return conn
 
     def _reader(self) -> sqlite3.Connection:
@@ -179,19 +285,26 @@ class SqliteStore:
         return conn
 
     def _call(self, op: Callable[[sqlite3.Connection], Any]) -> Any:
-        return self._writer.submit(op).result()
+        return self._writer_or_refuse().submit(op).result()
 
     def submit_op(self, op: Callable[[sqlite3.Connection], Any]) -> Any:
         """Queue a write operation; returns its ``concurrent.futures.Future``."""
-        return self._writer.submit(op)
+        return self._writer_or_refuse().submit(op)
+
+    def _writer_or_refuse(self) -> Writer:
+        if self._writer is None:
+            raise Refused(f"{self.path} is open read-only")
+        return self._writer
 
     def close(self) -> None:
         """Commit what is pending, stop the writer and close every connection."""
         if self._closed:
             return
         self._closed = True
-        self._writer.close()
-        self._checkpointer.close()
+        if self._writer is not None:
+            self._writer.close()
+        if self._checkpointer is not None:
+            self._checkpointer.close()
         with self._readers_lock:
             for conn in self._readers:
                 try:
@@ -211,7 +324,8 @@ class SqliteStore:
     @property
     def group_commit_stats(self) -> tuple[int, int]:
         """(commits, operations) so far: operations per commit shows group commit working."""
-        return self._writer.commits, self._writer.ops
+        w = self._writer_or_refuse()
+        return w.commits, w.ops
 
     # -- settings that keys depend on ------------------------------------------------------
 
@@ -503,7 +617,7 @@ class SqliteStore:
         ``max_tasks_per_shop`` tasks, neither its shop nor its domain is paused, and its domain
         is not in ``exclude_domains`` (open circuit breakers).
         """
-        return self._writer.submit(
+        return self._writer_or_refuse().submit(
             lambda c: self._op_claim(c, owner, frozenset(exclude_domains), lease_s)).result()
 
     def claim_op(self, owner: str, *, exclude_domains: Iterable[str] = (),
@@ -987,6 +1101,7 @@ class SqliteStore:
         """
         if (to is None) == (by is None):
             raise InvalidInput("bump", "give exactly one of --to or --by")
+        check_bump(to, by)
 
         def op(conn: sqlite3.Connection) -> float:
             now = self.clock.now()

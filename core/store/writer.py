@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from ..errors import StoreClosed
+from ..errors import DiskFull, StoreClosed
 
 T = TypeVar("T")
 Op = Callable[[sqlite3.Connection], Any]
@@ -29,8 +29,9 @@ class Writer:
     """Serialises every write of one store onto one thread and connection."""
 
     def __init__(self, connect: Callable[[], sqlite3.Connection], *, group_max: int,
-                 name: str = "shopfleet-writer") -> None:
+                 name: str = "shopfleet-writer", where: str = "the database") -> None:
         self._connect = connect
+        self._where = where
         self._group_max = group_max
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._closed = False
@@ -93,6 +94,9 @@ class Writer:
                     item[1].set_exception(StoreClosed("the store was closed"))
             conn.close()
 
+    def _explain(self, exc: BaseException) -> BaseException:
+        return disk_full(self._where) if is_disk_full(exc) else exc
+
     def _run_batch(self, conn: sqlite3.Connection, batch: list[tuple[Op, Future[Any]]]) -> None:
         live = [(op, fut) for op, fut in batch if fut.set_running_or_notify_cancel()]
         if not live:
@@ -102,7 +106,7 @@ class Writer:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             for _, fut in live:
-                fut.set_exception(exc)
+                fut.set_exception(self._explain(exc))
             return
         try:
             for op, fut in live:
@@ -110,21 +114,27 @@ class Writer:
                 try:
                     result = op(conn)
                 except BaseException as exc:
+                    if not conn.in_transaction:
+                        # SQLite rolled the whole transaction back itself (disk full, I/O
+                        # error): nothing of this batch is kept, and this error says why.
+                        raise
                     conn.execute("ROLLBACK TO op")
                     conn.execute("RELEASE op")
-                    outcomes.append((fut, False, exc))
+                    outcomes.append((fut, False, self._explain(exc)))
                 else:
                     conn.execute("RELEASE op")
                     outcomes.append((fut, True, result))
             conn.execute("COMMIT")
         except BaseException as exc:
-            try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+            if conn.in_transaction:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            err = self._explain(exc)
             for _, fut in live:
                 if not fut.done():
-                    fut.set_exception(exc)
+                    fut.set_exception(err)
             return
         self.commits += 1
         self.ops += len(live)
@@ -133,6 +143,16 @@ class Writer:
                 fut.set_result(value)
             else:
                 fut.set_exception(value)
+
+
+def disk_full(where: str) -> DiskFull:
+    return DiskFull(f"the disk holding {where} is full: the last change was not written "
+                    "(everything acknowledged before is kept); free some space and try again")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    return (isinstance(exc, sqlite3.Error)
+            and getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL)
 
 
 class Checkpointer:

@@ -111,6 +111,9 @@ def test_password_is_stored_encrypted(db: str) -> None:
 
 
 def test_console_script_runs(tmp_path: Path) -> None:
+    from core.store import SqliteStore
+
+    SqliteStore(tmp_path / "s.db").close()  # a read-only command never creates a database
     exe = Path(sys.executable).parent / "shopfleet"
     proc = subprocess.run([str(exe), "shops", "--db", str(tmp_path / "s.db")],
                           capture_output=True, text=True, timeout=60)
