@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -90,6 +91,10 @@ async def drive[T](clock: FakeClock, aw: Awaitable[T], *, max_steps: int = 1_000
     return task.result()
 
 
+_TICKS = itertools.count()
+"""Orders every FakeExecutor's execution spans in one sequence (see ``FakeExecutor.spans``)."""
+
+
 class FakeExecutor:
     """A scripted executor for engine tests: a task's ``params`` say what happens.
 
@@ -97,10 +102,16 @@ class FakeExecutor:
     ``crash``, ``rate_limited:SECONDS``; ``params["requests"]``: gate tokens taken (default 1);
     ``params["steps"]``: steps of ``params["step_s"]`` real seconds each, yielding between them
     when asked (default 1 step, 0 s; ``params["ignore_yield"]`` never yields, like a wedged
-    page). Records the start order, per-shop concurrency and which attempts resumed.
+    page; ``params["until_preempted"]``: a first attempt keeps stepping until it is asked to
+    yield, whatever ``steps`` says). Records the start order, per-shop concurrency, which
+    attempts resumed, and each execution's span.
     """
 
     def __init__(self) -> None:
+        self.spans: list[tuple[int, str, int, int]] = []
+        """``(task id, shop, start, end)`` per execution; start and end are ticks of one
+        counter shared by every FakeExecutor in the process, so spans from several engines
+        are ordered against each other without a clock (one shop's must never overlap)."""
         self.started: list[int] = []
         self.running_by_shop: dict[str, int] = {}
         self.max_by_shop: dict[str, int] = {}
@@ -123,6 +134,7 @@ class FakeExecutor:
         from .engine import Outcome
         from .errors import BrowserCrashed, NeedsHuman, PageChanged, RateLimited, SiteFailed
 
+        begun = next(_TICKS)
         self.started.append(task.id)
         if task.checkpoint:
             self.resumed_from.append((task.id, int(task.checkpoint.get("next_step", 0))))
@@ -137,6 +149,8 @@ class FakeExecutor:
                 await ctl.gate()
             steps = int(p.get("steps", 1))
             start = int((ctl.last_checkpoint or {}).get("next_step", 0))
+            if p.get("until_preempted") and not task.checkpoint:
+                steps = 1 << 62
             for i in range(start, steps):
                 if ctl.should_yield() and not p.get("ignore_yield"):
                     self.yielded.append(task.id)
@@ -159,3 +173,4 @@ class FakeExecutor:
         finally:
             self.running_by_shop[shop] -= 1
             self.live -= 1
+            self.spans.append((task.id, shop, begun, next(_TICKS)))

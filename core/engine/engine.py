@@ -103,6 +103,13 @@ class TaskControl:
         """Take a token from the global gate, then the domain's (waits, never blocks)."""
         await self._engine.gates.acquire(domain or self.task.domain)
 
+    def gate_issued_at(self) -> float | None:
+        """The gates' own time of the last grant in this process (Redis ``TIME`` for shared
+        gates; None for local ones). Read right after :meth:`gate`, with no ``await`` in
+        between, it is the time this task's tokens were taken."""
+        issued = getattr(self._engine.gates, "last_issue_at", None)
+        return float(issued) if issued is not None else None
+
     async def checkpoint(self, data: dict[str, Any]) -> None:
         """Durably record progress; returns once it is committed."""
         self.last_checkpoint = data
@@ -145,15 +152,32 @@ class Executor(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Execution:
+    """When one :class:`NoopExecutor` execution ran, on this process' clock (and the gate's)."""
+
+    started_at: float
+    """The executor was called: the task was claimed and its shop's slot taken."""
+    granted_at: float
+    """Its gate tokens were granted (seen by the worker, a little after the gate's decision)."""
+    ended_at: float
+    """It finished; the task is acknowledged (and its shop's slot freed) after this."""
+    issued_at: float | None
+    """The gate's own time of the grant: Redis ``TIME`` for a fleet's shared gates (the time
+    its bucket was charged), None for a process' local gates."""
+
+
 class NoopExecutor:
     """Finishes every task at once after one gate token: measures the engine itself."""
 
     def __init__(self, *, hold_s: float = 0.0, clock: Clock = SYSTEM_CLOCK,
-                 record: Callable[[ClaimedTask, float], None] | None = None) -> None:
+                 record: Callable[[ClaimedTask, Execution], None] | None = None
+                 ) -> None:
         self.hold_s = hold_s
         self.clock = clock
         self.record = record
-        """Told (task, time its gate tokens were granted) for each execution (fleet tests)."""
+        """Told each execution's times when it ends (fleet tests check from them that one
+        shop's executions never overlap and that the gates' rates held)."""
 
     async def start(self) -> None:
         return None
@@ -162,11 +186,13 @@ class NoopExecutor:
         return None
 
     async def execute(self, task: ClaimedTask, ctl: TaskControl) -> Outcome:
+        started = self.clock.now()
         await ctl.gate()
-        if self.record is not None:
-            self.record(task, self.clock.now())
+        granted, issued = self.clock.now(), ctl.gate_issued_at()  # no await in between
         if self.hold_s:
             await self.clock.sleep(self.hold_s)
+        if self.record is not None:
+            self.record(task, Execution(started, granted, self.clock.now(), issued))
         return Outcome("done", {})
 
     def resources(self) -> dict[str, int]:

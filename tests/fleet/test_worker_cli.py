@@ -17,7 +17,7 @@ from core.config import Settings
 from core.engine.build import open_store
 from core.fleet_client import specs_for
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 
 def _free_port() -> int:

@@ -12,9 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("PySide6")
-
 from PySide6.QtWidgets import QWizard
 
 from core import Settings, Vault, flow_names, load_settings, open_store
