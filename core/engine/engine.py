@@ -714,6 +714,10 @@ class Engine:
                                         shop_limit=self.settings.queue.max_tasks_per_shop,
                                         min_gap=self.settings.preemption.min_score_gap)
             if victim is None:
+                # Considered and not taken (a free slot, a hard-aged or non-preemptible or
+                # more urgent holder): said at debug level, so a test can tell "refused"
+                # from "never considered".
+                log.debug("preemption for task %s not taken: %s", cid, why)
                 continue
             if not self.storm.allows(victim.shop_id):
                 if now - self._refused_at.get(cid, 0.0) >= 60:
