@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -323,6 +324,50 @@ def test_url_hides_the_password_and_passwords_round_trip(open_store: Factory,
     assert store.shop_password_enc("pdd-1") == b"\x00\xffcipher"
     assert store.shop("pdd-1").has_password
     assert store.shop_password_enc("pdd-2") is None
+
+
+def test_shop_passwords_are_encrypted_at_rest_in_redis(
+        open_store: Factory, redis_url: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """``shop set-password`` on a fleet's Redis: what Redis holds, read raw, has no trace of
+    the password, and decrypts to it with the vault key (and only with it)."""
+    import base64
+    import io
+
+    from core.cli import main
+    from core.errors import EnvironmentProblem
+    from core.secrets import decrypt_password
+    from core.vault import Vault
+
+    secret = "Pl4in-Text-Secret-9931"
+    store = open_store(prefix="shopfleet")          # the prefix the command line uses
+    monkeypatch.setattr("sys.stdin", io.StringIO(secret + "\n"))
+    assert main(["shop", "set-password", "pdd-1", "--stdin", "--store", redis_url]) == 0
+    assert secret not in capsys.readouterr().out
+    raw = redis.Redis.from_url(redis_url)          # bytes, as stored
+    dump = b""
+    for key in raw.scan_iter(match=b"shopfleet:*", count=1000):
+        kind = raw.type(key)
+        if kind == b"hash":
+            dump += b"".join(k + b"=" + v for k, v in raw.hgetall(key).items())
+        elif kind == b"string":
+            dump += raw.get(key) or b""
+        elif kind == b"list":
+            dump += b"".join(raw.lrange(key, 0, -1))
+        elif kind == b"stream":
+            dump += repr(raw.xrange(key)).encode()
+        elif kind in (b"set", b"zset"):
+            dump += repr(raw.smembers(key) if kind == b"set" else raw.zrange(key, 0, -1)
+                         ).encode()
+    assert dump and secret.encode() not in dump
+    assert base64.b64encode(secret.encode()) not in dump
+    sid = store.shop("pdd-1").id
+    token = base64.b64decode(raw.hget(Keys("shopfleet").shop(sid), "password_enc"))
+    assert secret.encode() not in token
+    assert decrypt_password(token) == secret                  # with this machine's vault key
+    with pytest.raises(EnvironmentProblem):                   # and not with another key
+        Vault.open(tmp_path / "another-machine", use_keyring=False).decrypt(token)
+    raw.close()
 
 
 def test_prefixes_keep_fleets_apart(open_store: Factory) -> None:
