@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -90,6 +91,10 @@ async def drive[T](clock: FakeClock, aw: Awaitable[T], *, max_steps: int = 1_000
     return task.result()
 
 
+_TICKS = itertools.count()
+"""Orders every FakeExecutor's execution spans in one sequence (see ``FakeExecutor.spans``)."""
+
+
 class FakeExecutor:
     """A scripted executor for engine tests: a task's ``params`` say what happens.
 
@@ -97,10 +102,20 @@ class FakeExecutor:
     ``crash``, ``rate_limited:SECONDS``; ``params["requests"]``: gate tokens taken (default 1);
     ``params["steps"]``: steps of ``params["step_s"]`` real seconds each, yielding between them
     when asked (default 1 step, 0 s; ``params["ignore_yield"]`` never yields, like a wedged
-    page). Records the start order, per-shop concurrency and which attempts resumed.
+    page; ``params["until_preempted"]``: N (or true: 1) — attempts keep stepping, whatever
+    ``steps`` says, until the task has yielded N times; ``params["until_released"]``: keeps
+    stepping until a test calls :meth:`release`). Records the start order, per-shop
+    concurrency, which attempts resumed, which were asked to yield (``asked_to_yield``, even
+    when they ignore it) and each execution's span.
     """
 
     def __init__(self) -> None:
+        self.asked_to_yield: list[int] = []
+        self.released: set[int] = set()
+        self.spans: list[tuple[int, str, int, int]] = []
+        """``(task id, shop, start, end)`` per execution; start and end are ticks of one
+        counter shared by every FakeExecutor in the process, so spans from several engines
+        are ordered against each other without a clock (one shop's must never overlap)."""
         self.started: list[int] = []
         self.running_by_shop: dict[str, int] = {}
         self.max_by_shop: dict[str, int] = {}
@@ -119,10 +134,21 @@ class FakeExecutor:
     def resources(self) -> dict[str, int]:
         return {"browsers": 0, "contexts": self.live}
 
+    def release(self, task_id: int) -> None:
+        """Let an ``until_released`` task finish its steps."""
+        self.released.add(task_id)
+
+    def _held(self, task_id: int, p: dict[str, Any]) -> bool:
+        if p.get("until_released") and task_id not in self.released:
+            return True
+        wanted = int(p.get("until_preempted") or 0)
+        return self.yielded.count(task_id) < wanted
+
     async def execute(self, task: Any, ctl: Any) -> Any:
         from .engine import Outcome
         from .errors import BrowserCrashed, NeedsHuman, PageChanged, RateLimited, SiteFailed
 
+        begun = next(_TICKS)
         self.started.append(task.id)
         if task.checkpoint:
             self.resumed_from.append((task.id, int(task.checkpoint.get("next_step", 0))))
@@ -137,7 +163,11 @@ class FakeExecutor:
                 await ctl.gate()
             steps = int(p.get("steps", 1))
             start = int((ctl.last_checkpoint or {}).get("next_step", 0))
-            for i in range(start, steps):
+            for i in itertools.count(start):
+                if i >= steps and not self._held(task.id, p):
+                    break
+                if ctl.should_yield() and task.id not in self.asked_to_yield:
+                    self.asked_to_yield.append(task.id)
                 if ctl.should_yield() and not p.get("ignore_yield"):
                     self.yielded.append(task.id)
                     return Outcome("yielded", checkpoint={"next_step": i})
@@ -159,3 +189,4 @@ class FakeExecutor:
         finally:
             self.running_by_shop[shop] -= 1
             self.live -= 1
+            self.spans.append((task.id, shop, begun, next(_TICKS)))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TextIO
 from .config import is_loopback
 from .engine import Engine, EngineStatistics
 from .engine.build import build_engine
-from .engine.engine import Executor, NoopExecutor
+from .engine.engine import Execution, Executor, NoopExecutor
 from .errors import ConfigError, InvalidInput
 from .events import BreakerChanged, EngineProblem, Event, GateHeld, TaskStateChanged
 from .store import ClaimedTask, new_owner_id
@@ -122,8 +122,10 @@ async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO | None = N
 
 
 class ExecLog:
-    """Lines ``task_id domain granted_at owner`` for each no-op execution, written by a
-    thread (never on the loop) with a flush per batch: what a fleet test counts."""
+    """Lines ``task_id domain granted_at owner shop started_at ended_at issued_at`` for each
+    no-op execution (see :class:`~core.engine.engine.Execution`; ``issued_at`` is ``-`` with
+    local gates), written by a thread (never on the loop) with a flush per batch: what a fleet
+    test counts."""
 
     def __init__(self, path: str, owner: str) -> None:
         self._q: queue.SimpleQueue[str | None] = queue.SimpleQueue()
@@ -132,8 +134,10 @@ class ExecLog:
         self._thread = threading.Thread(target=self._drain, name="exec-log", daemon=True)
         self._thread.start()
 
-    def __call__(self, task: ClaimedTask, at: float) -> None:
-        self._q.put(f"{task.id} {task.domain} {at:.6f} {self._owner}\n")
+    def __call__(self, task: ClaimedTask, ex: Execution) -> None:
+        issued = "-" if ex.issued_at is None else f"{ex.issued_at:.6f}"
+        self._q.put(f"{task.id} {task.domain} {ex.granted_at:.6f} {self._owner} {task.shop} "
+                    f"{ex.started_at:.6f} {ex.ended_at:.6f} {issued}\n")
 
     def _drain(self) -> None:
         while True:

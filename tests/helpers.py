@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -60,3 +61,23 @@ def missing_tool(reason: str) -> NoReturn:
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         pytest.fail(f"{reason} — CI installs it through `make setup`; the install is broken")
     pytest.skip(reason)
+
+
+def assert_one_task_per_shop(spans: list[tuple[Any, str, float, float]]) -> None:
+    """``(task, shop, start, end)`` executions: no two of one shop overlap (a start before the
+    previous one's end), whichever engine, worker or process ran them."""
+    by_shop: dict[str, list[tuple[Any, str, float, float]]] = {}
+    for s in spans:
+        by_shop.setdefault(s[1], []).append(s)
+    for shop, runs in by_shop.items():
+        runs.sort(key=lambda s: (s[2], s[3]))
+        for a, b in itertools.pairwise(runs):
+            assert b[2] >= a[3], f"shop {shop} ran {a[0]} and {b[0]} at once: {a} {b}"
+
+
+async def advance_and_settle(clock: Any, seconds: float, timeout_s: float = 60) -> None:
+    """Advance a FakeClock and wait until every coroutine it woke is asleep on it again: each
+    background job whose time came has run one full round (an ordering, not a duration)."""
+    before = clock.sleepers
+    clock.advance(seconds)
+    await wait_until(lambda: clock.sleepers >= before, timeout_s, poll_s=0.005)

@@ -104,6 +104,13 @@ class TaskControl:
         """Take a token from the global gate, then the domain's (waits, never blocks)."""
         await self._engine.gates.acquire(domain or self.task.domain)
 
+    def gate_issued_at(self) -> float | None:
+        """The gates' own time of the last grant in this process (Redis ``TIME`` for shared
+        gates; None for local ones). Read right after :meth:`gate`, with no ``await`` in
+        between, it is the time this task's tokens were taken."""
+        issued = getattr(self._engine.gates, "last_issue_at", None)
+        return float(issued) if issued is not None else None
+
     async def checkpoint(self, data: dict[str, Any]) -> None:
         """Durably record progress; returns once it is committed."""
         self.last_checkpoint = data
@@ -146,15 +153,32 @@ class Executor(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Execution:
+    """When one :class:`NoopExecutor` execution ran, on this process' clock (and the gate's)."""
+
+    started_at: float
+    """The executor was called: the task was claimed and its shop's slot taken."""
+    granted_at: float
+    """Its gate tokens were granted (seen by the worker, a little after the gate's decision)."""
+    ended_at: float
+    """It finished; the task is acknowledged (and its shop's slot freed) after this."""
+    issued_at: float | None
+    """The gate's own time of the grant: Redis ``TIME`` for a fleet's shared gates (the time
+    its bucket was charged), None for a process' local gates."""
+
+
 class NoopExecutor:
     """Finishes every task at once after one gate token: measures the engine itself."""
 
     def __init__(self, *, hold_s: float = 0.0, clock: Clock = SYSTEM_CLOCK,
-                 record: Callable[[ClaimedTask, float], None] | None = None) -> None:
+                 record: Callable[[ClaimedTask, Execution], None] | None = None
+                 ) -> None:
         self.hold_s = hold_s
         self.clock = clock
         self.record = record
-        """Told (task, time its gate tokens were granted) for each execution (fleet tests)."""
+        """Told each execution's times when it ends (fleet tests check from them that one
+        shop's executions never overlap and that the gates' rates held)."""
 
     async def start(self) -> None:
         return None
@@ -163,11 +187,13 @@ class NoopExecutor:
         return None
 
     async def execute(self, task: ClaimedTask, ctl: TaskControl) -> Outcome:
+        started = self.clock.now()
         await ctl.gate()
-        if self.record is not None:
-            self.record(task, self.clock.now())
+        granted, issued = self.clock.now(), ctl.gate_issued_at()  # no await in between
         if self.hold_s:
             await self.clock.sleep(self.hold_s)
+        if self.record is not None:
+            self.record(task, Execution(started, granted, self.clock.now(), issued))
         return Outcome("done", {})
 
     def resources(self) -> dict[str, int]:
@@ -680,6 +706,10 @@ class Engine:
                                         shop_limit=self.settings.queue.max_tasks_per_shop,
                                         min_gap=self.settings.preemption.min_score_gap)
             if victim is None:
+                # Considered and not taken (a free slot, a hard-aged or non-preemptible or
+                # more urgent holder): said at debug level, so a test can tell "refused"
+                # from "never considered".
+                log.debug("preemption for task %s not taken: %s", cid, why)
                 continue
             if not self.storm.allows(victim.shop_id):
                 if now - self._refused_at.get(cid, 0.0) >= 60:

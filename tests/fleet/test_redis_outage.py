@@ -20,7 +20,7 @@ from core.testing import FakeExecutor
 from tests.conftest import SHOPS, add_demo_shops
 from tests.helpers import missing_tool, spec
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 
 def test_the_engine_waits_out_a_redis_restart_and_loses_nothing() -> None:

@@ -9,16 +9,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+import qasync
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
 
-pytest.importorskip("PySide6")
-qasync = pytest.importorskip("qasync")
-
-from PySide6.QtCore import QSettings  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
-
-from core import EngineHost, Settings, SqliteStore, open_store  # noqa: E402
-from core.testing import FakeExecutor  # noqa: E402
-from tests.conftest import SHOPS  # noqa: E402
+from core import EngineHost, Settings, SqliteStore, open_store
+from core.testing import FakeExecutor
+from tests.conftest import SHOPS
 
 T = TypeVar("T")
 

@@ -64,7 +64,8 @@ def console(qtbot: Any, run: Run, fleet_store: tuple[SqliteStore, FakeClock],
 
 
 def test_workers_table_shows_alive_and_lost_workers(
-        console: Any, run: Run, fleet_store: tuple[SqliteStore, FakeClock]) -> None:
+        console: Any, run: Run, fleet_store: tuple[SqliteStore, FakeClock],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     store, clock = fleet_store
     silent, busy = f"{FAR}/111/aaaa1111", "near-host/222/bbbb2222"
     tid = store.submit(spec(shop="pdd-1", params={"page": 1}))
@@ -89,10 +90,11 @@ def test_workers_table_shows_alive_and_lost_workers(
     assert _cell(console, silent, "slots").data() == "4"
     assert _cell(console, busy, "slots").data() == "8"
     assert _cell(console, busy, "done").data() == "5"
-    for owner in (silent, busy):  # the age of the last heartbeat, read on the wall clock
-        age = time.time() - model.snapshot(owner).heartbeat_at
-        assert _cell(console, owner, "heartbeat").data() in (f"{int(age)}s ago",
-                                                             f"{int(age) - 1}s ago")
+    # The age of the last heartbeat, read on the console's clock (pinned here: 7 s after the
+    # busy worker's last beat).
+    monkeypatch.setattr("desktop.columns._now", lambda: clock.now() + 7)
+    assert _cell(console, busy, "heartbeat").data() == "7s ago"
+    assert _cell(console, silent, "heartbeat").data() == f"{int(lost_after) + 5 + 7}s ago"
     assert model.snapshot(silent).heartbeat_at == model.snapshot(busy).heartbeat_at - (
         lost_after + 5)
     # Lost is what the operator must notice: red; alive has no highlight.

@@ -4,6 +4,7 @@ safe step; the holder resumes with its results; a write is never interrupted or 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,8 +122,10 @@ def test_a_write_in_progress_finishes_first_and_is_not_repeated_on_resume(
 
 
 def test_hard_aged_holder_is_not_preempted(
-        site: DemoSite, env: tuple[SqliteStore, Settings, Path]) -> None:
+        site: DemoSite, env: tuple[SqliteStore, Settings, Path],
+        caplog: pytest.LogCaptureFixture) -> None:
     store, settings, home = env
+    caplog.set_level(logging.DEBUG, logger="core.engine.engine")
     path = store.path
     store.close()
 
@@ -141,14 +144,32 @@ def test_hard_aged_holder_is_not_preempted(
     store2 = open_store(settings, path)
     engine = build_engine(settings, store2, home=home)
 
+    def refused(u: int) -> bool:   # considered with the holder in its shop's slot, not taken
+        return any(r.getMessage().startswith(f"preemption for task {u} not taken: no "
+                                             "preemptible holder of its shop's slot")
+                   for r in caplog.records)
+
+    urgent: list[int] = []
+
     async def scenario() -> None:
+        # tiktok's pages are slow until the preemption has been considered and refused: the
+        # holder cannot finish first, however fast or slow the machine is.
+        site.set_fault("slow", platform="tiktok", delay_ms=1000)
         await wait_until(lambda: store2.task(holder).state is TaskState.RUNNING)
-        [urgent] = await engine.submit([reply("tiktok-1", "hard-aged test")])
-        await wait_until(lambda: store2.task(urgent).state is TaskState.DONE, 120)
+        urgent.extend(await engine.submit([reply("tiktok-1", "hard-aged test")]))
+        await wait_until(lambda: refused(urgent[0]), 120)
+        assert store2.task(holder).state is TaskState.RUNNING
+        site.clear_faults()
+        await wait_until(lambda: store2.task(urgent[0]).state is TaskState.DONE, 120)
 
     try:
         run_with(engine, scenario)
         assert store2.task(holder).hard_aged
+        assert store2.task(holder).state is TaskState.DONE
         assert "suspended" not in [e.to_state for e in store2.events(holder)]
+        # The holder ran to its end before the urgent task started.
+        holder_done = next(e.at for e in store2.events(holder) if e.to_state == "done")
+        urgent_ran = next(e.at for e in store2.events(urgent[0]) if e.to_state == "running")
+        assert holder_done <= urgent_ran
     finally:
         store2.close()

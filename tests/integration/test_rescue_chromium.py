@@ -165,3 +165,54 @@ def test_a_rule_made_from_an_answer_resolves_the_next_failure_and_says_so(
 
     run_with(engine, scenario)
     assert engine.tickets.rules()[0].hits >= 1
+
+
+def _attempt_history(store: SqliteStore, tid: int) -> list[str]:
+    return [e.to_state for e in store.events(tid)]
+
+
+def test_a_503_on_a_read_step_is_retried_in_place(
+        site: DemoSite, env: tuple[SqliteStore, Settings, Path]) -> None:
+    """Rescue level 1 on the real browser: the step is run again in the same attempt."""
+    store, settings, home = env
+    site.set_fault("error_5xx", platform="pdd", status=503, times=1)
+    tid = store.submit(collect("pdd-2", 7))
+    engine = build_engine(settings.with_changes(rescue={"reload_resume": False}), store,
+                          home=home)
+
+    async def scenario() -> None:
+        await wait_until(lambda: state(store, tid) in (TaskState.DONE, TaskState.FAILED,
+                                                       TaskState.WAITING_HUMAN), 120)
+
+    run_with(engine, scenario)
+    rec = store.task(tid)
+    assert (rec.state, rec.attempts, rec.error_class) == (TaskState.DONE, 1, None)
+    assert _attempt_history(store, tid) == ["queued", "running", "done"]
+    first, second = site.requests(platform="pdd")[:2]
+    # The same page twice in a row: a 503, then served (a page, or the login's redirect).
+    assert first["status"] == 503 and second["status"] in (200, 302)
+    assert first["path"] == second["path"]
+    assert (rec.results or {}).get("skus")
+
+
+def test_a_write_answered_with_503_reloads_resumes_and_is_verified_not_resent(
+        site: DemoSite, env: tuple[SqliteStore, Settings, Path]) -> None:
+    """Rescue level 2 on the real browser: the reply goes through but its answer is a 503;
+    the executor reloads the flow's start and resumes from the checkpoint, where the step's
+    ``verify`` proves the reply landed: done in the same attempt, sent once."""
+    store, settings, home = env
+    site.set_fault("error_5xx", platform="temu", status=503, after_write=True, times=1)
+    tid = store.submit(reply("temu-2", 4, "Level two, once"))
+    engine = build_engine(settings, store, home=home)
+
+    async def scenario() -> None:
+        await wait_until(lambda: state(store, tid) in (TaskState.DONE, TaskState.FAILED,
+                                                       TaskState.WAITING_HUMAN), 120)
+
+    run_with(engine, scenario)
+    rec = store.task(tid)
+    assert (rec.state, rec.attempts, rec.error_class) == (TaskState.DONE, 1, None)
+    assert _attempt_history(store, tid) == ["queued", "running", "done"]
+    assert [r["text"] for r in site.records(kind="reply")] == ["Level two, once"]
+    assert any(r["status"] == 503 for r in site.requests(platform="temu"))
+    assert 5 in ((rec.checkpoint or {}).get("writes_done") or [])

@@ -111,7 +111,7 @@ def test_sigkill_during_writes_never_writes_twice(tmp_path: Path) -> None:
         store.close()
 
         hit: set[int] = set()
-        for _ in range(14):
+        for _ in range(20):
             proc = start_worker(db, cfg, home, log, until_idle=True)
             deadline = time.monotonic() + 25
             seen: list[int] = []
@@ -145,8 +145,16 @@ def test_sigkill_during_writes_never_writes_twice(tmp_path: Path) -> None:
                 tickets = [t for t in book.tickets(state=None) if t.task_id == tid]
                 assert tickets and tickets[-1].kind == "write_unknown", (tid, rec.last_error)
                 assert tid not in verified     # a verifiable write never needs a person
+        # Never replayed: every task killed mid-write without a `verify` is handed to a
+        # person as a write_unknown ticket, whatever the site recorded.
+        no_verify_hit = sorted(hit - verified)
+        assert no_verify_hit, f"no kill landed in a write without verify (hit: {sorted(hit)})"
+        for tid in no_verify_hit:
+            rec = store.task(tid)
+            assert rec.state.value == "waiting_human", (tid, rec.state, rec.last_error)
+            kinds = [t.kind for t in book.tickets(state=None) if t.task_id == tid]
+            assert kinds == ["write_unknown"], (tid, kinds)
         assert store.integrity_check() == "ok"
     finally:
         store.close()
     assert len(hit) >= 2, f"only {len(hit)} kills landed inside a write; the test proved little"
-    assert len({records.count(t) for t in texts.values()}) >= 1

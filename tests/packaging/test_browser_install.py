@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from core.browser import discovery
 from core.browser_install import check_browser, driver_command, install_browser
 from core.config import Settings
 
@@ -56,16 +57,16 @@ def test_other_failures_are_not_called_offline(tmp_path: Path, browsers_path: Pa
 
 def test_a_successful_install_names_the_new_browser(tmp_path: Path, browsers_path: Path) -> None:
     # What a finished download leaves behind: the executable and Playwright's marker.
+    # The layout Playwright uses on this platform (the first one discovery looks for).
     folder = browsers_path / "chromium-1255"
-    exe = folder / "chrome-linux64" / "chrome"
+    exe = folder.joinpath(*discovery._PLAYWRIGHT_CHROMIUM_RELPATHS[discovery._platform()][0])
     exe.parent.mkdir(parents=True)
     exe.write_text("")
     exe.chmod(0o755)
     (folder / "INSTALLATION_COMPLETE").write_text("")
     result = install_browser(command=fake_driver(tmp_path, code=0, lines=["done"]))
-    if sys.platform.startswith("linux"):
-        assert result.ok and result.executable == str(exe)
-        assert str(exe) in result.message
+    assert result.ok and result.executable == str(exe)
+    assert str(exe) in result.message
 
 
 def test_a_missing_driver_is_reported_not_raised(tmp_path: Path) -> None:
@@ -74,13 +75,24 @@ def test_a_missing_driver_is_reported_not_raised(tmp_path: Path) -> None:
     assert "could not be started" in result.message
 
 
-def test_check_browser_says_what_will_be_used() -> None:
-    check = check_browser(Settings())
-    if check.ok:
-        assert check.summary.startswith("ShopFleet will use ")
-    else:
-        assert "Install Google Chrome or Microsoft Edge" in check.summary
+def test_check_browser_says_what_will_be_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A configured browser that answers --version: it is the one named.
+    monkeypatch.setattr(discovery, "read_version", lambda exe, **_: "Chromium 140.0.7339.16")
+    check = check_browser(Settings().with_changes(
+        browser={"executable_path": sys.executable}))
+    assert check.ok
+    assert check.summary.startswith("ShopFleet will use ") and sys.executable in check.summary
     assert "executable_path" in check.details  # every candidate is listed
+
+
+def test_check_browser_says_what_to_install_when_there_is_none(
+        browsers_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A system where no browser is installed anywhere discovery looks.
+    monkeypatch.setattr(discovery, "_platform", lambda: "a-system-without-browsers")
+    check = check_browser(Settings())
+    assert not check.ok
+    assert "Install Google Chrome or Microsoft Edge" in check.summary
+    assert "executable_path" in check.details
 
 
 def test_check_browser_reports_a_broken_configured_path(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from core.events import BreakerChanged, EngineProblem, Event, TaskStateChanged
 from core.store import SqliteStore, TaskState
 from core.testing import FakeClock, FakeExecutor
 from tests.conftest import StoreFactory
-from tests.helpers import spec
+from tests.helpers import advance_and_settle, spec, wait_until
 
 
 def task(shop: str = "pdd-1", **params: Any) -> Any:
@@ -153,16 +153,20 @@ def test_gate_rate_change_is_persisted_for_the_next_run(make_store: StoreFactory
 def test_graceful_stop_checkpoints_and_releases_running_work(make_store: StoreFactory,
                                                              clock: FakeClock) -> None:
     store = make_store()
-    ids = store.submit_many([task("pdd-1", steps=1000, step_s=0.005),
-                             task("pdd-2", steps=1000, step_s=0.005)])
+    # They step until asked to yield: only the stop can end them.
+    ids = store.submit_many([task("pdd-1", steps=10, step_s=0.005, until_preempted=True),
+                             task("pdd-2", steps=10, step_s=0.005, until_preempted=True)])
     engine, ex, _ = make_engine(store, clock)
+
+    def progressed() -> bool:
+        return all((store.task(t).checkpoint or {}).get("next_step", 0) > 0 for t in ids)
 
     async def go() -> None:
         await engine.start()
         runner = asyncio.create_task(engine.run())
-        while ex.live < 2:
+        await wait_until(lambda: ex.live == 2)
+        while not await asyncio.to_thread(progressed):   # both checkpointed a step
             await asyncio.sleep(0.01)
-        await asyncio.sleep(0.05)
         await engine.stop(grace_s=10)
         await runner
 
@@ -170,7 +174,8 @@ def test_graceful_stop_checkpoints_and_releases_running_work(make_store: StoreFa
     for tid in ids:
         rec = store.task(tid)
         assert rec.state is TaskState.QUEUED and rec.attempts == 0   # not a failed attempt
-        assert rec.checkpoint and 0 < rec.checkpoint["next_step"] < 1000
+        assert rec.checkpoint and rec.checkpoint["next_step"] > 0
+    assert ex.finished == []
     assert sorted(ex.yielded) == sorted(ids)
 
 
@@ -186,10 +191,11 @@ def test_a_dead_background_job_stops_the_engine(make_store: StoreFactory, clock:
         await engine.start()
         monkeypatch.setattr(store, "recover_expired", broken)
         runner = asyncio.create_task(engine.run())
-        await asyncio.sleep(0.05)
-        clock.advance(2)
+        while not runner.done():          # time passes until the job's next round kills it
+            clock.advance(1)
+            await asyncio.sleep(0.01)     # a poll: nothing here depends on how long it takes
         with pytest.raises(ShopFleetError, match="background job died"):
-            await asyncio.wait_for(runner, 10)
+            await runner
 
     asyncio.run(go())
     assert any(isinstance(e, EngineProblem) and e.job == "lease-recovery" for e in seen)
@@ -248,9 +254,8 @@ def test_status_json_shows_the_running_engines_snapshot(
     async def go() -> None:
         async with engine:
             await engine.run_until_idle()
-            for _ in range(6):            # the metrics job stores a snapshot every 5 s
-                clock.advance(1)
-                await asyncio.sleep(0.05)
+            while not await asyncio.to_thread(store.meta, "engine_snapshot"):
+                await advance_and_settle(clock, 1)   # the metrics job stores one every 5 s
 
     asyncio.run(go())
     capsys.readouterr()
@@ -276,8 +281,7 @@ def test_a_worker_back_from_a_long_pause_does_not_find_itself_lost(
             while ex.live == 0:
                 await asyncio.sleep(0.01)
             for _ in range(3):                   # a laptop asleep, three times
-                clock.advance(60)
-                await asyncio.sleep(0.2)
+                await advance_and_settle(clock, 60)  # heartbeat and lost-worker check ran
                 rec = store.task(tid)
                 assert rec.state is TaskState.RUNNING and rec.lease_owner == engine.owner
             assert {w.owner: w.state for w in store.workers()}[engine.owner] == "alive"

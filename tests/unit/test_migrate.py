@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
 from core import migrate as mig
 from core.cli import Cli, _common
@@ -21,8 +22,6 @@ from core.testing import FakeClock
 from core.tickets import RuleAction, Signature, TicketState, normalise_error
 from tests.conftest import StoreFactory
 from tests.helpers import spec
-
-redis = pytest.importorskip("redis")
 
 ERROR = "locator #submit-btn matched nothing after 3 tries"
 SIG = Signature("pdd", "upload_product", "submit", "page_changed", normalise_error(ERROR))

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
+
+import pytest
 
 from core.engine import Engine
 from core.engine.preemption import Candidate, Holder, choose_victim
@@ -39,6 +42,13 @@ def make(store: SqliteStore, clock: FakeClock, *, slots: int = 4
     return engine, ex, seen
 
 
+async def until_checkpointed(store: SqliteStore, task_id: int) -> None:
+    """Until the task has committed a checkpoint past its first step (read off the loop)."""
+    while (((await asyncio.to_thread(store.task, task_id)).checkpoint or {})
+           .get("next_step", 0) == 0):
+        await asyncio.sleep(0.01)
+
+
 async def until(cond: Callable[[], bool], timeout_s: float = 20) -> None:
     end = time.monotonic() + timeout_s
     while not cond():
@@ -49,14 +59,14 @@ async def until(cond: Callable[[], bool], timeout_s: float = 20) -> None:
 def test_urgent_task_takes_its_shops_slot_and_the_holder_resumes_with_its_progress(
         make_store: StoreFactory, clock: FakeClock) -> None:
     store = make_store()
-    holder = store.submit(long("pdd-1"))
+    holder = store.submit(long("pdd-1", params={"until_preempted": 1}))
     engine, ex, seen = make(store, clock)
 
     async def go() -> None:
         async with engine:
             run = asyncio.create_task(engine.run_until_idle())
             await until(lambda: ex.live == 1)
-            await asyncio.sleep(0.1)
+            await until_checkpointed(store, holder)         # it has made progress
             [u] = await engine.submit([urgent("pdd-1")])
             await until(lambda: store.task(holder).state is TaskState.SUSPENDED)
             await until(lambda: u in ex.finished)
@@ -67,7 +77,7 @@ def test_urgent_task_takes_its_shops_slot_and_the_holder_resumes_with_its_progre
     order = ex.started
     assert order[0] == holder and order[1] != holder and order[2] == holder
     resumed = dict(ex.resumed_from)
-    assert 0 < resumed[holder] < 400           # it continued where it stopped
+    assert resumed[holder] > 0                 # it continued where it stopped
     assert max(ex.max_by_shop.values()) == 1   # never two tasks of a shop at once
     assert any(isinstance(e, TaskPreempted) and e.task_id == holder for e in seen)
     reasons = [e.reason for e in store.events(holder)]
@@ -114,7 +124,7 @@ def test_pool_full_engine_preempts_the_lowest_scored(make_store: StoreFactory,
 def test_storm_limit_refuses_and_the_urgent_task_waits(make_store: StoreFactory,
                                                        clock: FakeClock) -> None:
     store = make_store(preemption={"storm_limit": 1, "storm_window_s": 60})
-    holder = store.submit(long("pdd-1"))
+    holder = store.submit(long("pdd-1", params={"until_preempted": 2}))
     engine, ex, seen = make(store, clock)
     ids: list[int] = []
 
@@ -124,7 +134,6 @@ def test_storm_limit_refuses_and_the_urgent_task_waits(make_store: StoreFactory,
             await until(lambda: ex.live == 1)
             [u1] = await engine.submit([urgent("pdd-1")])
             await until(lambda: u1 in ex.finished and holder in ex.started[1:])
-            await asyncio.sleep(0.05)
             [u2] = await engine.submit([urgent("pdd-1")])
             ids.append(u2)
             await until(lambda: any(isinstance(e, PreemptionRefused) for e in seen))
@@ -140,24 +149,34 @@ def test_storm_limit_refuses_and_the_urgent_task_waits(make_store: StoreFactory,
     assert any("storm limit" in e.reason for e in store.events(ids[0]))
 
 
-def test_hard_aged_holder_is_never_preempted(make_store: StoreFactory,
-                                             clock: FakeClock) -> None:
+def test_hard_aged_holder_is_never_preempted(make_store: StoreFactory, clock: FakeClock,
+                                             caplog: pytest.LogCaptureFixture) -> None:
     store = make_store(priority={"hard_aging_min": 30})
-    holder = store.submit(long("pdd-1", params={"steps": 60}))
+    holder = store.submit(long("pdd-1", params={"steps": 2, "until_released": True}))
     clock.advance(31 * 60)
     engine, ex, _ = make(store, clock)
+    caplog.set_level(logging.DEBUG, logger="core.engine.engine")
+
+    def refused(u: int) -> bool:   # considered with the holder in its shop's slot, not taken
+        return any(r.getMessage().startswith(f"preemption for task {u} not taken: no "
+                                             "preemptible holder of its shop's slot")
+                   for r in caplog.records)
 
     async def go() -> None:
         async with engine:
             run = asyncio.create_task(engine.run_until_idle())
             await until(lambda: ex.live == 1)
             [u] = await engine.submit([urgent("pdd-1", score=500)])
+            await until(lambda: refused(u))
+            assert store.task(holder).state is TaskState.RUNNING and holder not in (
+                ex.asked_to_yield)
+            ex.release(holder)                       # now it may finish
             await asyncio.wait_for(run, 30)
             assert u in ex.finished
 
     asyncio.run(go())
-    assert ex.yielded == []
-    assert ex.started.index(holder) < len(ex.started) - 1   # the holder finished first
+    assert ex.yielded == [] and ex.asked_to_yield == []
+    assert ex.started == [holder, ex.started[1]]    # the holder finished first, once
 
 
 def test_holder_that_does_not_yield_is_cancelled_after_the_grace_period(
@@ -171,7 +190,7 @@ def test_holder_that_does_not_yield_is_cancelled_after_the_grace_period(
             run = asyncio.create_task(engine.run_until_idle())
             await until(lambda: ex.live == 1)
             [u] = await engine.submit([urgent("pdd-1")])
-            await asyncio.sleep(0.2)
+            await until(lambda: holder in ex.asked_to_yield)      # asked; it does not yield
             assert store.task(holder).state is TaskState.RUNNING   # still in its grace
             clock.advance(31)
             await until(lambda: u in ex.finished)

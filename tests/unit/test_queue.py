@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+from typing import Any
 
 import pytest
 
@@ -108,14 +110,23 @@ def test_batch_is_all_or_nothing(make_store: StoreFactory) -> None:
     assert store.tasks() == []
 
 
-def test_async_submit_waits_for_room(make_store: StoreFactory) -> None:
+def test_async_submit_waits_for_room(make_store: StoreFactory,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
     store = make_store(queue={"max_backlog": 2, "max_tasks_per_shop": 10})
     store.submit_many([spec(), spec()])
     aio = AsyncStore(store)
+    waiting = threading.Event()
+    wait_for_room = store.wait_for_room
+
+    def spy(timeout: float) -> Any:
+        waiting.set()                      # the submit found the backlog full
+        return wait_for_room(timeout)
+
+    monkeypatch.setattr(store, "wait_for_room", spy)
 
     async def scenario() -> int:
         waiter = asyncio.create_task(aio.submit(spec()))
-        await asyncio.sleep(0.2)
+        assert await asyncio.to_thread(waiting.wait, 30)
         assert not waiter.done()           # backpressure: it waits, it is not refused
         t = await aio.claim("w")
         await aio.ack(t.id, "w")

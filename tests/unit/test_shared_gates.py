@@ -46,12 +46,13 @@ def assert_within_bound(stamps: list[float], rate: float, burst: float) -> None:
                                          f"{allowed:.2f} (rate {rate}, burst {burst})")
 
 
-async def hammer(gates: RedisRateGates, domain: str, seconds: float) -> list[float]:
-    """Acquire as fast as the gate allows for ``seconds``; the server time of each token."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + seconds
+async def hammer(gates: RedisRateGates, domain: str, tokens: int | None = None, *,
+                 until: asyncio.Event | None = None) -> list[float]:
+    """Acquire as fast as the gate allows, ``tokens`` of them (or until ``until`` is set);
+    the server time of each token. A count, not a duration: the gate's rate, not the
+    machine's speed, decides how long it takes."""
     stamps: list[float] = []
-    while loop.time() < end:
+    while (len(stamps) < tokens) if tokens is not None else not until.is_set():  # type: ignore[union-attr]
         await gates.acquire(domain)
         assert gates.last_issue_at is not None
         stamps.append(gates.last_issue_at)
@@ -65,7 +66,7 @@ def test_three_workers_share_one_global_bucket(redis_url: str) -> None:
         workers = [RedisRateGates(gate_settings(), url=redis_url) for _ in range(3)]
         try:
             # two concurrent requesters per worker, different domains: only the global gate binds
-            runs = await asyncio.gather(*(hammer(g, f"shop{i % 2}.test", 2.5)
+            runs = await asyncio.gather(*(hammer(g, f"shop{i % 2}.test", 6)
                                           for g in workers for i in range(2)))
         finally:
             for g in workers:
@@ -73,8 +74,8 @@ def test_three_workers_share_one_global_bucket(redis_url: str) -> None:
         return [t for r in runs for t in r]
 
     stamps = asyncio.run(go())
+    assert len(stamps) == 36 > 2 * GLOBAL_BURST    # past the burst: refills flow
     assert_within_bound(stamps, GLOBAL_RATE, GLOBAL_BURST)
-    assert len(stamps) > 2 * GLOBAL_BURST      # it kept issuing after the burst: refills flow
 
 
 def test_global_and_domain_are_both_enforced_across_workers(redis_url: str) -> None:
@@ -84,9 +85,19 @@ def test_global_and_domain_are_both_enforced_across_workers(redis_url: str) -> N
         a = RedisRateGates(settings, url=redis_url)
         b = RedisRateGates(settings, url=redis_url)
         try:
-            slow_a, slow_b, fast_b = await asyncio.gather(
-                hammer(a, "slow.test", 2.5), hammer(b, "slow.test", 2.5),
-                hammer(b, "fast.test", 2.5))
+            slow_done = asyncio.Event()
+
+            async def slow(g: RedisRateGates) -> list[float]:
+                return await hammer(g, "slow.test", 4)
+
+            async def both_slow() -> list[list[float]]:
+                try:
+                    return await asyncio.gather(slow(a), slow(b))
+                finally:
+                    slow_done.set()
+
+            (slow_a, slow_b), fast_b = await asyncio.gather(
+                both_slow(), hammer(b, "fast.test", until=slow_done))
         finally:
             await a.close()
             await b.close()
@@ -95,8 +106,10 @@ def test_global_and_domain_are_both_enforced_across_workers(redis_url: str) -> N
     slow, fast = asyncio.run(go())
     assert_within_bound(slow, 3.0, 2.0)            # the domain's own gate, both workers together
     assert_within_bound(slow + fast, 10.0, 3.0)    # and the global gate over every domain
-    assert slow and fast
-    # slow.test waiting for its own tokens does not take global ones meanwhile
+    assert len(slow) == 8 and fast
+    # slow.test waiting for its own tokens does not take global ones meanwhile: while the 8
+    # slow ones trickle out at 3/s (≥ 2 s of server time), the global gate (10/s) keeps
+    # serving fast.test, which gets more.
     assert len(fast) > len(slow)
 
 
@@ -173,13 +186,13 @@ def test_a_rate_change_on_one_worker_applies_to_every_worker(redis_url: str) -> 
     assert changes == [("y.test", 10.0, 3.0), ("*", 1.0, 1.0)]
 
 
-def _hammer_in_process(url: str, start_at: float, seconds: float, out: Any) -> None:
+def _hammer_in_process(url: str, ready: Any, tokens: int, out: Any) -> None:
     async def main() -> list[float]:
         gates = RedisRateGates(gate_settings(), url=url)
         try:
-            while time.time() < start_at:
-                await asyncio.sleep(0.005)
-            return await hammer(gates, "shop.test", seconds)
+            first = await hammer(gates, "shop.test", 1)
+            await asyncio.to_thread(ready.wait, 60)     # every one has its first token
+            return first + await hammer(gates, "shop.test", tokens - 1)
         finally:
             await gates.close()
 
@@ -190,8 +203,8 @@ def _hammer_in_process(url: str, start_at: float, seconds: float, out: Any) -> N
 def test_three_processes_share_one_bound(redis_url: str) -> None:
     ctx = multiprocessing.get_context("spawn")
     out = ctx.Queue()
-    start_at = time.time() + 2.0      # spawning a Python takes a while; all begin together
-    procs = [ctx.Process(target=_hammer_in_process, args=(redis_url, start_at, 2.0, out))
+    ready = ctx.Barrier(3)            # spawning a Python takes a while: an ordering, no clock
+    procs = [ctx.Process(target=_hammer_in_process, args=(redis_url, ready, 12, out))
              for _ in range(3)]
     for p in procs:
         p.start()
@@ -203,9 +216,12 @@ def test_three_processes_share_one_bound(redis_url: str) -> None:
             if p.is_alive():
                 p.kill()
     stamps = [t for r in runs for t in r]
-    assert all(runs), "every process got tokens"
+    assert [len(r) for r in runs] == [12, 12, 12]
     assert_within_bound(stamps, GLOBAL_RATE, GLOBAL_BURST)
-    assert len(stamps) > 2 * GLOBAL_BURST
+    # They ran together (the barrier: each took its first token before any took its second);
+    # per-process buckets would have issued 3 × 4 more at once after it.
+    firsts, lasts = [min(r) for r in runs], [max(r) for r in runs]
+    assert max(firsts) < min(lasts)
 
 
 # -- breakers ------------------------------------------------------------------------------------
