@@ -9,7 +9,7 @@ from typing import Any
 
 from ..browser.pool import BrowserPool, SessionStore
 from ..config import Settings
-from ..errors import BrowserCrashed, NeedsHuman, RateLimited, TaskError
+from ..errors import Blocked, BrowserCrashed, NeedsHuman, RateLimited, TaskError
 from ..flows import Checkpoint, FlowRegistry, ShopInfo, StepEvent, default_asset_dirs, run_flow
 from ..paths import data_dir
 from ..secrets import decrypt_password
@@ -61,8 +61,12 @@ class BrowserExecutor:
     def _shop_info(self, name: str) -> ShopInfo:
         shop = self.store.shop(name)
         password = decrypt_password(self.store.shop_password_enc(name), vault=self.vault)
+        plat = self.settings.platforms.get(shop.platform)
         return ShopInfo(name=shop.name, platform=shop.platform, base_url=shop.base_url,
-                        username=shop.username, password=password)
+                        username=shop.username, password=password,
+                        allowed_origins=(*shop.allowed_origins,
+                                         *(plat.allowed_origins if plat else ())),
+                        login_url=plat.login_url if plat else "")
 
     async def execute(self, task: ClaimedTask, ctl: TaskControl) -> Outcome:
         flow = self.registry.flow_for(task.flow, task.steps)
@@ -97,7 +101,9 @@ class BrowserExecutor:
                         step_timeout_s=self.settings.pool.step_timeout_s,
                         before_network=gate, on_step=on_step, should_yield=ctl.should_yield,
                         asset_dirs=self.asset_dirs, step_retries=rescue.step_retries,
-                        step_retry_wait_s=rescue.step_retry_wait_s)
+                        step_retry_wait_s=rescue.step_retry_wait_s,
+                        allow_credentials=not task.steps
+                        or self.settings.security.inline_credentials)
                     break
                 except TaskError as exc:
                     if exc.step is not None and 0 <= exc.step < steps:
@@ -105,7 +111,7 @@ class BrowserExecutor:
                         exc.step_name = st.name or f"{exc.step}:{st.action}"
                     # Second level of the rescue chain: reload the start page and resume
                     # from the last checkpoint, once per attempt, in the same context.
-                    if (isinstance(exc, NeedsHuman | BrowserCrashed | RateLimited)
+                    if (isinstance(exc, Blocked | NeedsHuman | BrowserCrashed | RateLimited)
                             or not rescue.reload_resume or reloaded or not ctl.may_rescue()):
                         raise
                     reloaded = True
