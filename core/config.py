@@ -203,6 +203,12 @@ class SecuritySettings(_Section):
     inline_credentials: bool = False
     """May a task's inline steps use ``{shop.username}``/``{shop.password}``? Off: only
     registered flows (reviewed files) may type a shop's credentials."""
+    route_foreign_documents: bool = False
+    """Defence in depth: a context route aborts every page or frame request to a foreign
+    origin before it leaves the browser (the runner's checks stop the task either way). It
+    costs each page load: Playwright's driver then intercepts every request (a foreign one
+    also goes through Python); ``bench/origin_route.py`` measures it. Redirects are not
+    routed by Playwright, so the runner's checks stay the boundary."""
 
 
 class PreemptionSettings(_Section):

@@ -10,6 +10,7 @@ and every other scheme are foreign.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -75,6 +76,18 @@ class OriginPolicy:
         login = normalise_origin(login_url, field="login_url") if login_url else own
         allowed.add(login)
         return cls(own=own, allowed=frozenset(allowed), login=login)
+
+    def foreign_url_pattern(self) -> re.Pattern[str]:
+        """A regex matching every http(s) URL *not* of an allowed origin (for a network route
+        Playwright's driver matches without calling Python for the shop's own requests)."""
+        alts = []
+        for origin in sorted(self.allowed):
+            scheme, rest = origin.split("://", 1)
+            host, port = rest.rsplit(":", 1)
+            port_re = (f"(?::{port})?" if int(port) == _DEFAULT_PORTS[scheme]
+                       else f":{port}")
+            alts.append(f"{re.escape(scheme)}://{re.escape(host)}{port_re}")
+        return re.compile(rf"^(?!(?:{'|'.join(alts)})(?:[/?#]|$))https?:", re.IGNORECASE)
 
     def allows(self, url: str) -> bool:
         """Is ``url`` a page of an allowed origin?"""

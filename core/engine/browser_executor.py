@@ -103,7 +103,8 @@ class BrowserExecutor:
                         asset_dirs=self.asset_dirs, step_retries=rescue.step_retries,
                         step_retry_wait_s=rescue.step_retry_wait_s,
                         allow_credentials=not task.steps
-                        or self.settings.security.inline_credentials)
+                        or self.settings.security.inline_credentials,
+                        route_foreign_documents=self.settings.security.route_foreign_documents)
                     break
                 except TaskError as exc:
                     if exc.step is not None and 0 <= exc.step < steps:

@@ -321,6 +321,7 @@ async def run_flow(
     step_retries: int = 0,
     step_retry_wait_s: float = 1.0,
     allow_credentials: bool = True,
+    route_foreign_documents: bool = False,
 ) -> RunResult:
     """Run a flow in a page (see the module docstring for the rules).
 
@@ -344,6 +345,8 @@ async def run_flow(
             steps, CAPTCHAs, rate limits and crashes are never retried here.
         allow_credentials: False for inline steps (unless ``[security] inline_credentials``):
             a flow using ``{shop.username}``/``{shop.password}`` is refused.
+        route_foreign_documents: also abort page and frame requests to foreign origins in the
+            browser, before they are sent (``[security] route_foreign_documents``).
 
     Returns:
         ``RunResult`` with status ``done`` or ``yielded``.
@@ -365,12 +368,15 @@ async def run_flow(
     run.step_retry_wait_s = step_retry_wait_s
     run.attach()
     try:
+        if route_foreign_documents:
+            await run.route_foreign()
         return await run.execute(checkpoint)
     except BaseException:
         await run.flush_quietly()  # the last good checkpoint is kept for the rescue chain
         raise
     finally:
         run.detach()
+        await run.unroute()
 
 
 class _Run:
@@ -389,6 +395,7 @@ class _Run:
         self.violation: str | None = None
         self.typed_into: list[str] = []
         self._closing: set[asyncio.Future[Any]] = set()
+        self._route: tuple[Any, Any, Any] | None = None
         self.save_checkpoint = save_checkpoint
         self.evidence_dir = evidence_dir
         self.step_timeout_s = step_timeout_s
@@ -476,6 +483,37 @@ class _Run:
             closing = asyncio.ensure_future(popup.close())
             self._closing.add(closing)
             closing.add_done_callback(self._closing.discard)
+
+    async def route_foreign(self) -> None:
+        """Abort page and frame requests to foreign origins in the browser (the whole
+        context: popups too). Only foreign URLs reach Python; the driver matches the rest."""
+        context = getattr(self.page, "context", None)
+        if context is None or not hasattr(context, "route"):
+            return
+        pattern = self.policy.foreign_url_pattern()
+
+        async def handler(route: Any) -> None:
+            request = route.request
+            try:
+                navigation = bool(request.is_navigation_request())
+            except Exception:
+                navigation = True
+            if navigation:
+                self._note_violation("a page or frame request", str(request.url),
+                                     self.policy.why_not(str(request.url)) or "foreign")
+                await route.abort("blockedbyclient")
+            else:
+                await route.continue_()
+
+        await context.route(pattern, handler)
+        self._route = (context, pattern, handler)
+
+    async def unroute(self) -> None:
+        if self._route is not None:
+            context, pattern, handler = self._route
+            self._route = None
+            with contextlib.suppress(Exception):
+                await context.unroute(pattern, handler)
 
     def check_origins(self, i: int | None) -> None:
         """Stop unless the page and every frame show an allowed origin (or about:blank)."""
@@ -981,8 +1019,12 @@ class _Run:
                 png = await page.screenshot(timeout=self.ms(),
                                             mask=mask_locators(page, self.typed_into))
                 name = f"step-{i:03d}{'-' + step.into if step.into else ''}.png"
-                path = await asyncio.to_thread(write_evidence, self.evidence_dir,
-                                               f"screenshots/{name}", png)
+                try:
+                    path = await asyncio.to_thread(write_evidence, self.evidence_dir,
+                                                   f"screenshots/{name}", png)
+                except OSError as exc:
+                    raise _Fail(TaskError(f"{step_label(i, step)}: could not write the "
+                                          f"screenshot: {exc.strerror or exc}", step=i)) from None
                 if step.into:
                     self.results[step.into] = str(path)
             case PressKeyStep():

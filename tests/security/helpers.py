@@ -1,25 +1,57 @@
-"""Helpers for the trust-boundary tests: every encoding of a secret, and where to look."""
+"""Helpers for the trust-boundary tests: every encoding of a secret, and where to look.
+
+The encodings are written out here on their own (not taken from ``core.flows.evidence``), so
+a form the redaction forgets makes these tests fail.
+"""
 
 from __future__ import annotations
 
+import html
+import json
+import re
 from pathlib import Path
-
-from core.flows.evidence import contains_secret, secret_forms
+from urllib.parse import quote, quote_plus
 
 SECRET = "p~ss\"w'<&> /x+Z9"
 """A password with every character some encoding changes."""
 
 
+def _pct_all(s: str) -> str:
+    return "".join(f"%{b:02X}" for b in s.encode())
+
+
+def _pct_non_alnum(s: str) -> str:
+    return "".join(c if c.isascii() and c.isalnum() else _pct_all(c) for c in s)
+
+
 def all_encodings(secret: str = SECRET) -> list[str]:
-    """Every form of the secret the tests search for (the redaction helper's own list)."""
-    return secret_forms(secret)
+    """The secret raw, HTML-escaped (named, decimal and hex references), URL-encoded
+    (quote, quote_plus, every non-alphanumeric byte, every byte), JSON-escaped and as
+    ``\\uXXXX``; hex digits are matched in either case by :func:`leaks`."""
+    named = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}
+    forms = {
+        secret,
+        html.escape(secret), html.escape(secret, quote=False),
+        html.escape(secret).replace("&#x27;", "&#39;"),
+        "".join(named.get(c, c) for c in secret).replace("&#x27;", "&apos;"),
+        "".join(f"&#{ord(c)};" if c in named else c for c in secret),
+        "".join(f"&#x{ord(c):x};" if c in named else c for c in secret),
+        "".join(f"&#{ord(c)};" for c in secret),
+        "".join(f"&#x{ord(c):x};" for c in secret),
+        quote(secret), quote(secret, safe=""), quote_plus(secret), quote_plus(secret, safe=""),
+        _pct_non_alnum(secret), _pct_non_alnum(secret).replace("%20", "+"), _pct_all(secret),
+        json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
+        "".join(f"\\u{ord(c):04x}" for c in secret),
+    }
+    return sorted(forms, key=len, reverse=True)
 
 
 def leaks(text: str | bytes, secret: str = SECRET) -> bool:
-    """Does the text hold the secret in any encoding (hex digits in either case)?"""
+    """Does the text hold the secret in any of :func:`all_encodings` (hex in either case)?"""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
-    return contains_secret(text, [secret])
+    pattern = "|".join(re.escape(f) for f in all_encodings(secret))
+    return re.search(pattern, text, re.IGNORECASE) is not None
 
 
 def files_leaking(folder: Path, secret: str = SECRET) -> list[Path]:
