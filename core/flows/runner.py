@@ -110,6 +110,7 @@ from .placeholders import (
     default_asset_dirs,
     resolve,
     resolve_url,
+    step_fields,
     uses_credentials,
 )
 
@@ -357,8 +358,16 @@ async def run_flow(
     """
     # URLs are checked step by step (OriginBlocked, with evidence), not here: a task that
     # got past submission (written straight into a shared store) still ends as a ticket.
-    check_flow(flow, params=params, shop_fields=shop.fields(),
-               allow_credentials=allow_credentials)
+    if not allow_credentials:
+        # A task that got past submission (written straight into a shared store): refused
+        # as a boundary violation (a ticket), not as a bug to retry.
+        for i, st in enumerate(flow.steps):
+            for path, _fname, value in step_fields(i, st):
+                if uses_credentials(value):
+                    raise CredentialBlocked(
+                        f"{path}: inline steps may not use the shop's credentials ([security] "
+                        "inline_credentials is off); nothing was run", step=i)
+    check_flow(flow, params=params, shop_fields=shop.fields())
     run = _Run(page, flow, params=params, shop=shop, save_checkpoint=save_checkpoint,
                evidence_dir=evidence_dir, step_timeout_s=step_timeout_s,
                before_network=before_network, on_step=on_step, should_yield=should_yield,

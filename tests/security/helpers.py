@@ -7,9 +7,12 @@ a form the redaction forgets makes these tests fail.
 from __future__ import annotations
 
 import html
+import http.server
 import json
 import re
+import threading
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, quote_plus
 
 SECRET = "p~ss\"w'<&> /x+Z9"
@@ -57,3 +60,43 @@ def leaks(text: str | bytes, secret: str = SECRET) -> bool:
 def files_leaking(folder: Path, secret: str = SECRET) -> list[Path]:
     """Every file under ``folder`` whose bytes hold the secret in any encoding."""
     return [p for p in folder.rglob("*") if p.is_file() and leaks(p.read_bytes(), secret)]
+
+
+class Listener:
+    """An HTTP server on 127.0.0.1 that records every request (path, headers, body)."""
+
+    def __init__(self, pages: dict[str, tuple[int, dict[str, str], str]]) -> None:
+        self.seen: list[str] = []
+        self.pages = pages
+        outer = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def _any(self) -> None:
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n).decode("utf-8", "replace") if n else ""
+                outer.seen.append(f"{self.command} {self.path}\n{self.headers}\n{body}")
+                path = self.path.split("?")[0]
+                status, headers, html = outer.pages.get(path, (200, {}, "<p>ok</p>"))
+                data = html.replace("ATTACKER", outer.attacker).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                for k, v in headers.items():
+                    self.send_header(k, v.replace("ATTACKER", outer.attacker))
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _any
+
+            def log_message(self, *a: Any) -> None:
+                pass
+
+        self.attacker = ""
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -5,10 +5,8 @@ listener, the results, the evidence nor the logs ever hold the password in any e
 from __future__ import annotations
 
 import asyncio
-import http.server
 import logging
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,53 +19,13 @@ from core.errors import CredentialBlocked, OriginBlocked, SpecError, TaskError
 from core.flows import Checkpoint, ShopInfo, parse_flow, run_flow
 from core.flows.placeholders import resolve_url
 from tests.helpers import missing_tool
-from tests.security.helpers import SECRET, files_leaking, leaks
+from tests.security.helpers import SECRET, Listener, files_leaking, leaks
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--disable-gpu", "--no-first-run"]
-
-
-class Listener:
-    """An HTTP server on 127.0.0.1 that records every request (path, headers, body)."""
-
-    def __init__(self, pages: dict[str, tuple[int, dict[str, str], str]]) -> None:
-        self.seen: list[str] = []
-        self.pages = pages
-        outer = self
-
-        class H(http.server.BaseHTTPRequestHandler):
-            def _any(self) -> None:
-                n = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(n).decode("utf-8", "replace") if n else ""
-                outer.seen.append(f"{self.command} {self.path}\n{self.headers}\n{body}")
-                path = self.path.split("?")[0]
-                status, headers, html = outer.pages.get(path, (200, {}, "<p>ok</p>"))
-                data = html.replace("ATTACKER", outer.attacker).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                for k, v in headers.items():
-                    self.send_header(k, v.replace("ATTACKER", outer.attacker))
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = _any
-
-            def log_message(self, *a: Any) -> None:
-                pass
-
-        self.attacker = ""
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 LOGIN = ("<form method='post' action='/welcome'><input id='user' name='user'>"
