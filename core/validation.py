@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .config import Settings
-from .flows import FlowRegistry, check_flow, default_asset_dirs
+from .flows import FlowRegistry, ShopInfo, check_flow, default_asset_dirs
 from .origins import OriginPolicy
 from .specs import TaskSpec
 from .store.records import ShopRecord
@@ -53,3 +53,14 @@ def shop_policy(settings: Settings, platform: str, base_url: str,
 def submission_validator(settings: Settings) -> FlowChecker:
     """The validator the CLI and the engine give the store."""
     return FlowChecker(settings)
+
+
+def shop_info(settings: Settings, shop: ShopRecord, password: str) -> ShopInfo:
+    """What a flow run knows of a shop: its fields, its password, and the origins it may load
+    (its own list plus its platform's, and the platform's login URL)."""
+    plat = settings.platforms.get(shop.platform)
+    return ShopInfo(name=shop.name, platform=shop.platform, base_url=shop.base_url,
+                    username=shop.username, password=password,
+                    allowed_origins=(*shop.allowed_origins,
+                                     *(plat.allowed_origins if plat else ())),
+                    login_url=plat.login_url if plat else "")

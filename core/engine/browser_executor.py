@@ -15,6 +15,7 @@ from ..paths import data_dir
 from ..secrets import decrypt_password
 from ..store import ClaimedTask, domain_of
 from ..store.base import Store
+from ..validation import shop_info
 from ..vault import Vault
 from .engine import Outcome, TaskControl
 
@@ -61,12 +62,7 @@ class BrowserExecutor:
     def _shop_info(self, name: str) -> ShopInfo:
         shop = self.store.shop(name)
         password = decrypt_password(self.store.shop_password_enc(name), vault=self.vault)
-        plat = self.settings.platforms.get(shop.platform)
-        return ShopInfo(name=shop.name, platform=shop.platform, base_url=shop.base_url,
-                        username=shop.username, password=password,
-                        allowed_origins=(*shop.allowed_origins,
-                                         *(plat.allowed_origins if plat else ())),
-                        login_url=plat.login_url if plat else "")
+        return shop_info(self.settings, shop, password)
 
     async def execute(self, task: ClaimedTask, ctl: TaskControl) -> Outcome:
         flow = self.registry.flow_for(task.flow, task.steps)
