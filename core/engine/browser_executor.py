@@ -4,13 +4,24 @@ browser context from the pool, with its shop's session and credentials."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import traceback
 from pathlib import Path
 from typing import Any
 
 from ..browser.pool import BrowserPool, SessionStore
 from ..config import Settings
-from ..errors import Blocked, BrowserCrashed, NeedsHuman, RateLimited, TaskError
+from ..errors import (
+    Blocked,
+    BrowserCrashed,
+    LeaseLost,
+    NeedsHuman,
+    RateLimited,
+    StoreUnavailable,
+    TaskError,
+)
 from ..flows import Checkpoint, FlowRegistry, ShopInfo, StepEvent, default_asset_dirs, run_flow
+from ..flows.evidence import redact_text
 from ..paths import data_dir
 from ..secrets import decrypt_password
 from ..store import ClaimedTask, domain_of
@@ -18,6 +29,8 @@ from ..store.base import Store
 from ..validation import shop_info
 from ..vault import Vault
 from .engine import Outcome, TaskControl
+
+log = logging.getLogger(__name__)
 
 
 class BrowserExecutor:
@@ -114,5 +127,15 @@ class BrowserExecutor:
                     reloaded = True
                     last = ctl.last_checkpoint
                     checkpoint = Checkpoint.from_dict(last) if last else None
+                except (LeaseLost, StoreUnavailable):
+                    raise
+                except Exception as exc:
+                    # A bug (or a flow that does not check out at run time): the engine logs
+                    # and records what it is told, so say it here with the password redacted
+                    # from the message and the traceback.
+                    secrets = [shop.password] if shop.password else []
+                    log.error("task %s: unexpected error in its flow:\n%s", task.id,
+                              redact_text("".join(traceback.format_exception(exc)), secrets))
+                    raise TaskError(redact_text(f"internal error: {exc!r}", secrets)) from None
         cp: dict[str, Any] | None = result.checkpoint.to_dict() if result.checkpoint else None
         return Outcome(result.status, dict(result.results), cp)

@@ -171,7 +171,17 @@ _PART = re.compile(r"[A-Za-z0-9_.\-]{1,128}\Z")
 
 
 def _private_dir(path: Path) -> None:
-    os.makedirs(path, mode=0o700, exist_ok=True)
+    # os.makedirs gives intermediate folders the default mode: make each missing one 0700.
+    missing: list[Path] = []
+    p = path
+    while not os.path.lexists(p) and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass
     st = os.lstat(path)
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
         raise OSError(f"{path} is a symlink or not a folder; evidence is not written through it")

@@ -139,6 +139,10 @@ def test_evidence_files_are_private_and_never_follow_a_symlink(tmp_path: Path) -
     assert stat.S_IMODE(os.stat(p).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(ev).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(ev / "screenshots").st_mode) == 0o700
+    deep = tmp_path / "home" / "evidence" / "7" / "attempt-1"
+    write_evidence(deep, "dom.html", b"x")
+    for d in (deep, deep.parent, deep.parent.parent):
+        assert stat.S_IMODE(os.stat(d).st_mode) == 0o700, d
     target = tmp_path / "target"
     target.write_text("keep")
     os.symlink(target, ev / "dom.html")
