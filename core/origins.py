@@ -20,6 +20,14 @@ from .errors import InvalidInput
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 TRANSIENT_URLS = frozenset({"about:blank", "about:srcdoc", ""})
 """What a frame or tab shows before its first navigation; not a page of any origin."""
+ERROR_PAGE_PREFIX = "chrome-error://"
+"""Chromium's own page for a failed load (the failure is the site's, judged as such)."""
+
+
+def is_transient(url: str) -> bool:
+    """A frame state that is no page of any origin: ``about:blank`` before the first load,
+    an ``about:srcdoc`` frame (its content is its parent's), Chromium's error page."""
+    return url in TRANSIENT_URLS or url.startswith(ERROR_PAGE_PREFIX)
 
 
 def origin_of(url: str) -> str | None:

@@ -86,7 +86,7 @@ from ..errors import (
     TaskError,
     WriteOutcomeUnknown,
 )
-from ..origins import TRANSIENT_URLS, OriginPolicy, origin_of
+from ..origins import OriginPolicy, is_transient, origin_of
 from .evidence import capture_evidence, mask_locators, redact_text, redact_value, write_evidence
 from .models import (
     AssertTextStep,
@@ -455,7 +455,7 @@ class _Run:
             self.console.append(f"pageerror: {err}")
 
     def _foreign(self, url: str) -> str | None:
-        if url in TRANSIENT_URLS:
+        if is_transient(url):
             return None
         return self.policy.why_not(url)
 

@@ -74,7 +74,7 @@ def browser(loop: asyncio.AbstractEventLoop) -> Iterator[Any]:
 
 def attempt(loop: asyncio.AbstractEventLoop, browser: Any, shop_url: str, steps: list[Any],
             evidence: Path, *, params: dict[str, Any] | None = None,
-            start: str = "{shop.base_url}/login", route: bool = False
+            start: str = "{shop.base_url}/login", route: bool = False, retries: int = 0
             ) -> tuple[Any, list[dict[str, Any]]]:
     """Run a flow in a fresh context; returns (RunResult or the TaskError, checkpoints)."""
     flow = parse_flow({"name": "t", "start_url": start, "steps": steps})
@@ -93,7 +93,8 @@ def attempt(loop: asyncio.AbstractEventLoop, browser: Any, shop_url: str, steps:
                 return await run_flow(page, flow, params=params or {}, shop=shop,
                                       checkpoint=None, save_checkpoint=save,
                                       evidence_dir=evidence, step_timeout_s=10,
-                                      route_foreign_documents=route)
+                                      route_foreign_documents=route,
+                                      step_retries=retries, step_retry_wait_s=0)
             except TaskError as exc:
                 return exc
         finally:
@@ -267,3 +268,20 @@ def test_params_with_dots_question_marks_and_hashes_stay_in_their_segment(
     pages = [s for s in shop.seen if not s.startswith("GET /favicon")]
     assert pages and all(s.startswith("GET /stats?page=..%2F..%2Fadmin%3Fx%3D1%23frag")
                          for s in pages)
+
+
+def test_a_network_error_is_the_sites_failure_not_a_foreign_page(
+        loop: Any, browser: Any, tmp_path: Path) -> None:
+    # Chromium shows chrome-error://chromewebdata/ for a failed load: that is no foreign
+    # origin, the site failed (and the step is retried, as site failures are).
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens on it once closed
+    for _ in range(2):
+        out, _ = attempt(loop, browser, f"http://127.0.0.1:{port}",
+                         [{"action": "navigate", "url": "{shop.base_url}/x"},
+                          {"action": "navigate", "url": "{shop.base_url}/y"}],
+                         tmp_path / "ev", start="{shop.base_url}/x", retries=1)
+        assert out.__class__.__name__ == "SiteFailed", out
