@@ -98,7 +98,10 @@ class OriginPolicy:
         return re.compile(rf"^(?!(?:{'|'.join(alts)})(?:[/?#]|$))https?:", re.IGNORECASE)
 
     def allows(self, url: str) -> bool:
-        """Is ``url`` a page of an allowed origin?"""
+        """Is ``url`` a page of an allowed origin? (``blob:`` URLs by their creator's
+        origin.)"""
+        if url[:5].lower() == "blob:":
+            url = url[5:]
         origin = origin_of(url)
         return origin is not None and origin in self.allowed
 

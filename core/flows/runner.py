@@ -489,6 +489,9 @@ class _Run:
         if reason is not None:
             self._note_violation("a popup window", url, reason)
         with contextlib.suppress(Exception):
+            # It may still be on about:blank and navigate before it is closed.
+            popup.on("framenavigated", self._on_popup_navigated)
+        with contextlib.suppress(Exception):
             closing = asyncio.ensure_future(popup.close())
             self._closing.add(closing)
             closing.add_done_callback(self._closing.discard)
@@ -523,6 +526,13 @@ class _Run:
             self._route = None
             with contextlib.suppress(Exception):
                 await context.unroute(pattern, handler)
+
+    def _on_popup_navigated(self, frame: Any) -> None:
+        with contextlib.suppress(Exception):
+            url = str(frame.url)
+            reason = self._foreign(url)
+            if reason is not None:
+                self._note_violation("a popup window", url, reason)
 
     def check_origins(self, i: int | None) -> None:
         """Stop unless the page and every frame show an allowed origin (or about:blank)."""

@@ -36,6 +36,8 @@ SHOP_PAGES = {
     "/welcome": (302, {"Location": "ATTACKER/after-login"}, ""),
     "/iframe": (200, {}, "<p>hi</p><iframe src='ATTACKER/frame'></iframe>"),
     "/popup": (200, {}, "<button id='go' onclick=\"window.open('ATTACKER/popup')\">x</button>"),
+    "/popup2": (200, {}, "<button id='go' onclick=\"var w = window.open(''); "
+                "setTimeout(function () { w.location = 'ATTACKER/later'; }, 50)\">x</button>"),
     "/base": (200, {}, "<base href='ATTACKER/'><a id='go' href='steal'>x</a>"),
     "/link": (200, {}, "<a id='go' href='ATTACKER/steal'>x</a>"),
     "/stats": (200, {}, "<p id='p'>stats</p>"),
@@ -157,6 +159,26 @@ def test_a_page_frame_or_popup_on_a_foreign_origin_stops_the_task(
         assert attacker.seen == []
     assert "after" not in (saved[-1]["results"] if saved else {})
     assert "evidence" and out.evidence.get("steps")
+    assert_no_leak(out, saved, attacker, tmp_path / "ev", caplog)
+
+
+@pytest.mark.parametrize("route", [False, True], ids=["checks", "checks+route"])
+def test_a_blank_popup_sent_elsewhere_later_never_loads_a_foreign_page_unnoticed(
+        route: bool, sites: tuple[Listener, Listener], loop: Any, browser: Any,
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    shop, attacker = sites
+    attacker.seen.clear()
+    steps = [{"action": "navigate", "url": "{shop.base_url}/popup2"},
+             {"action": "click", "locator": "#go"},
+             {"action": "wait_element", "locator": "#nothing", "state": "hidden"},
+             {"action": "extract", "locator": "body", "into": "after"}]
+    out, saved = attempt(loop, browser, shop.url, steps, tmp_path / "ev", route=route)
+    # The runner closes the popup at once: either it was gone before it navigated, or its
+    # navigation was seen (and, with the route, aborted) and the task stopped.
+    later = [r for r in attacker.seen if r.startswith("GET /later")]
+    assert isinstance(out, OriginBlocked) or later == [], (out, later)
+    if route:
+        assert later == []
     assert_no_leak(out, saved, attacker, tmp_path / "ev", caplog)
 
 

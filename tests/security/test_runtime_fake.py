@@ -171,6 +171,8 @@ def test_origins() -> None:
     assert pol.allows("https://shop.test:443/a") and pol.allows("http://cdn.test:8080/")
     assert not pol.allows("http://shop.test/a") and not pol.allows("https://shop.test.evil/")
     assert not pol.allows("https://shop.test@evil.test/")
+    assert pol.allows("blob:https://shop.test/0f1e") and not pol.allows("blob:null/0f1e")
+    assert not pol.allows("blob:https://evil.test/0f1e")
 
 
 def test_blocked_tasks_become_tickets_even_when_a_rule_matches() -> None:
