@@ -24,6 +24,7 @@ URL or a JSON text; :func:`redact_text` and :func:`redact_value` remove all of t
 from __future__ import annotations
 
 import asyncio
+import functools
 import html
 import json
 import os
@@ -118,6 +119,11 @@ def secret_forms(secret: str) -> list[str]:
 
 
 def _secret_pattern(secrets: Sequence[str]) -> re.Pattern[str] | None:
+    return _pattern_for(tuple(s for s in secrets if s))
+
+
+@functools.lru_cache(maxsize=64)
+def _pattern_for(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
     forms: set[str] = set()
     for s in secrets:
         forms.update(secret_forms(s))
