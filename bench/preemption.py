@@ -161,6 +161,7 @@ def bench_settings(preemption: bool) -> Settings:
               "step_timeout_s": 30},
         gates={"global": UNLIMITED, "default_domain": UNLIMITED},
         preemption={"enabled": preemption},
+        security={"inline_credentials": True},  # the collector logs in with inline steps
     )
 
 

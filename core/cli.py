@@ -23,6 +23,7 @@ from typing import Any, NoReturn
 
 from .config import Settings, load_settings
 from .errors import BacklogFull, InvalidInput, ShopFleetError
+from .origins import normalise_origins
 from .paths import data_dir_path, default_db_path
 from .store import TaskRecord, TaskState
 from .store.base import Store
@@ -382,12 +383,28 @@ def cmd_shops(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def cmd_shop_add(args: argparse.Namespace, cli: Cli) -> int:
+    origins = normalise_origins(args.allow_origin or [], field="--allow-origin")
     shop = cli.store.add_shop(args.name, platform=args.platform, base_url=args.base_url,
                               username=args.username or "")
+    if origins:
+        shop = cli.store.set_shop_origins(args.name, origins)
     if cli.json:
         cli.out(shop.__dict__)
     else:
         print(f"shop {shop.name} added ({shop.platform}, domain {shop.domain})")
+    return 0
+
+
+def cmd_shop_set(args: argparse.Namespace, cli: Cli) -> int:
+    """``shop set NAME --allow-origin URL…``: the origins its tasks may load besides its own
+    (replaces the list; ``--allow-origin`` with no URL clears it)."""
+    origins = normalise_origins(args.allow_origin, field="--allow-origin")
+    shop = cli.store.set_shop_origins(args.name, origins)
+    if cli.json:
+        cli.out(shop.__dict__)
+    else:
+        print(f"shop {shop.name} may load: its own origin"
+              + "".join(f", {o}" for o in shop.allowed_origins))
     return 0
 
 
@@ -487,8 +504,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--platform", required=True, help="pdd, temu, tiktok, …")
     p.add_argument("--base-url", required=True, help="the shop's seller-centre URL")
     p.add_argument("--username", help="login name (flows use {shop.username})")
+    p.add_argument("--allow-origin", action="append", metavar="URL",
+                   help="another origin its tasks may load (repeatable; http/https only)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_shop_add)
+    p = shop_sub.add_parser("set", parents=[common],
+                            help="set the origins a shop's tasks may load besides its own")
+    p.add_argument("name")
+    p.add_argument("--allow-origin", nargs="*", required=True, metavar="URL",
+                   help="the allowed origins (replaces the list; none clears it)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_shop_set)
     p = shop_sub.add_parser("set-password", parents=[common],
                             help="store the shop's password, encrypted (prompt or stdin)")
     p.add_argument("name")

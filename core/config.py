@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .errors import ConfigError
+from .errors import ConfigError, InvalidInput
 
 
 class _Section(BaseModel):
@@ -171,6 +171,46 @@ class RescueSettings(_Section):
     """Tickets older than this are shown as over their SLA."""
 
 
+class PlatformSettings(_Section):
+    """Per-platform trust settings (``[platforms.NAME]``)."""
+
+    allowed_origins: list[str] = Field(default_factory=list)
+    """Origins (http/https URLs) every shop of the platform may load besides its own."""
+    login_url: str = ""
+    """Where the platform's shops log in, when not on the shop's own origin: credentials are
+    typed only on this URL's origin."""
+
+    @model_validator(mode="after")
+    def _origins_are_http(self) -> PlatformSettings:
+        from .origins import normalise_origin
+
+        for i, url in enumerate(self.allowed_origins):
+            try:
+                normalise_origin(url)
+            except InvalidInput as exc:
+                raise ValueError(f"allowed_origins[{i}]: {exc.reason}") from None
+        if self.login_url:
+            try:
+                normalise_origin(self.login_url)
+            except InvalidInput as exc:
+                raise ValueError(f"login_url: {exc.reason}") from None
+        return self
+
+
+class SecuritySettings(_Section):
+    """The trust boundary's switches (``[security]``)."""
+
+    inline_credentials: bool = False
+    """May a task's inline steps use ``{shop.username}``/``{shop.password}``? Off: only
+    registered flows (reviewed files) may type a shop's credentials."""
+    route_foreign_documents: bool = False
+    """Defence in depth: a context route aborts every page or frame request to a foreign
+    origin before it leaves the browser (the runner's checks stop the task either way). It
+    costs each page load: Playwright's driver then intercepts every request (a foreign one
+    also goes through Python); ``bench/origin_route.py`` measures it. Redirects are not
+    routed by Playwright, so the runner's checks stay the boundary."""
+
+
 class PreemptionSettings(_Section):
     """Urgent work takes a browser slot from lower-scored work at a safe step."""
 
@@ -234,6 +274,8 @@ class Settings(_Section):
     rescue: RescueSettings = RescueSettings()
     preemption: PreemptionSettings = PreemptionSettings()
     metrics: MetricsSettings = MetricsSettings()
+    platforms: dict[str, PlatformSettings] = Field(default_factory=dict)
+    security: SecuritySettings = SecuritySettings()
 
     def with_changes(self, **sections: dict[str, Any]) -> Settings:
         """A copy with some keys of some sections replaced, validated again."""
@@ -254,7 +296,7 @@ def settings_from_dict(data: dict[str, Any], *, source: str = "<config>") -> Set
     except ValidationError as exc:
         first = exc.errors()[0]
         key = _loc(tuple(first["loc"])) or "(top level)"
-        msg = first["msg"]
+        msg = str(first["msg"]).removeprefix("Value error, ")
         if first["type"] == "extra_forbidden":
             msg = "unknown key"
         raise ConfigError(key, f"{msg} (in {source})") from None

@@ -24,7 +24,10 @@
         ├── NeedsHuman          login rejected, CAPTCHA: straight to a person
         │   └── WriteOutcomeUnknown  a write was cut off mid-way and cannot be verified
         ├── BrowserCrashed      the browser or renderer died: retry on a fresh browser
-        └── StepTimeout         a step did not finish in time
+        ├── StepTimeout         a step did not finish in time
+        └── Blocked             the task tried to cross the trust boundary: a ticket, no retry
+            ├── OriginBlocked       a page (or frame) of a foreign origin or scheme
+            └── CredentialBlocked   a credential about to go where it must not
 """
 
 from __future__ import annotations
@@ -179,7 +182,31 @@ class StepTimeout(SiteFailed):
     error_class = "step_timeout"
 
 
+class Blocked(TaskError):
+    """The task tried to cross the trust boundary (another site, a credential where it must
+    not go). Never retried, never settled by a rule: a person sees it as a ticket, with the
+    evidence, and may allow the origin (``shopfleet shop set NAME --allow-origin URL``) and
+    retry, or cancel the task."""
+
+    error_class = "blocked"
+
+
+class OriginBlocked(Blocked):
+    """A page or frame of an origin the shop does not allow (or a ``data:``/``file:`` page)
+    was about to be loaded or was shown; the task stopped before any further step."""
+
+    error_class = "origin_blocked"
+
+
+class CredentialBlocked(Blocked):
+    """A shop credential would have been typed on a foreign origin or, for the password, into
+    anything but an ``<input type=password>``; nothing was typed."""
+
+    error_class = "credential_blocked"
+
+
 ERROR_CLASSES: tuple[str, ...] = (
     "site_failed", "rate_limited", "page_changed", "needs_human", "write_unknown",
-    "browser_crashed", "step_timeout", "task_error",
+    "browser_crashed", "step_timeout", "task_error", "blocked", "origin_blocked",
+    "credential_blocked",
 )

@@ -60,21 +60,22 @@ def cmd_run_flow(args: argparse.Namespace, cli: Cli) -> int:
 async def _run(cli: Cli, settings: Any, flow: Any, params: dict[str, Any], shop_name: str) -> int:
     from .browser.pool import BrowserPool, SessionStore
     from .engine.gates import RateGates
-    from .flows import Checkpoint, ShopInfo, StepEvent, check_flow, default_asset_dirs, run_flow
+    from .flows import Checkpoint, StepEvent, check_flow, default_asset_dirs, run_flow
     from .paths import data_dir
     from .secrets import decrypt_password, open_vault_for
     from .store import domain_of
+    from .validation import shop_info
 
     home = data_dir()
     store = cli.store
     vault = await asyncio.to_thread(open_vault_for, store, home)
     rec = await asyncio.to_thread(store.shop, shop_name)
     token = await asyncio.to_thread(store.shop_password_enc, shop_name)
-    shop = ShopInfo(name=rec.name, platform=rec.platform, base_url=rec.base_url,
-                    username=rec.username, password=decrypt_password(token, vault=vault))
+    shop = shop_info(settings, rec, decrypt_password(token, vault=vault))
     assets = default_asset_dirs(settings.assets.dirs)
     try:
-        check_flow(flow, params=params, shop_fields=shop.fields(), asset_dirs=assets)
+        check_flow(flow, params=params, shop_fields=shop.fields(), asset_dirs=assets,
+                   shop=shop.placeholder_values(), origins=shop.policy())
     except SpecError as exc:
         raise SpecError(exc.field, exc.reason) from None
     gates = RateGates(settings.gates)
@@ -113,7 +114,8 @@ async def _run(cli: Cli, settings: Any, flow: Any, params: dict[str, Any], shop_
                     tc.page, flow, params=params, shop=shop, checkpoint=None,
                     save_checkpoint=save, evidence_dir=evidence,
                     step_timeout_s=settings.pool.step_timeout_s, before_network=gate,
-                    on_step=on_step, asset_dirs=assets)
+                    on_step=on_step, asset_dirs=assets,
+                    route_foreign_documents=settings.security.route_foreign_documents)
         except TaskError as exc:
             out.write(f"FAILED ({exc.error_class}): {exc}\n")
             for name, p in sorted(exc.evidence.items()):

@@ -4,19 +4,33 @@ browser context from the pool, with its shop's session and credentials."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import traceback
 from pathlib import Path
 from typing import Any
 
 from ..browser.pool import BrowserPool, SessionStore
 from ..config import Settings
-from ..errors import BrowserCrashed, NeedsHuman, RateLimited, TaskError
+from ..errors import (
+    Blocked,
+    BrowserCrashed,
+    LeaseLost,
+    NeedsHuman,
+    RateLimited,
+    StoreUnavailable,
+    TaskError,
+)
 from ..flows import Checkpoint, FlowRegistry, ShopInfo, StepEvent, default_asset_dirs, run_flow
+from ..flows.evidence import redact_text
 from ..paths import data_dir
 from ..secrets import decrypt_password, open_vault_for
 from ..store import ClaimedTask, domain_of
 from ..store.base import Store
+from ..validation import shop_info
 from ..vault import Vault
 from .engine import Outcome, TaskControl
+
+log = logging.getLogger(__name__)
 
 
 class BrowserExecutor:
@@ -63,8 +77,7 @@ class BrowserExecutor:
     def _shop_info(self, name: str) -> ShopInfo:
         shop = self.store.shop(name)
         password = decrypt_password(self.store.shop_password_enc(name), vault=self.vault)
-        return ShopInfo(name=shop.name, platform=shop.platform, base_url=shop.base_url,
-                        username=shop.username, password=password)
+        return shop_info(self.settings, shop, password)
 
     async def execute(self, task: ClaimedTask, ctl: TaskControl) -> Outcome:
         flow = self.registry.flow_for(task.flow, task.steps)
@@ -99,7 +112,10 @@ class BrowserExecutor:
                         step_timeout_s=self.settings.pool.step_timeout_s,
                         before_network=gate, on_step=on_step, should_yield=ctl.should_yield,
                         asset_dirs=self.asset_dirs, step_retries=rescue.step_retries,
-                        step_retry_wait_s=rescue.step_retry_wait_s)
+                        step_retry_wait_s=rescue.step_retry_wait_s,
+                        allow_credentials=not task.steps
+                        or self.settings.security.inline_credentials,
+                        route_foreign_documents=self.settings.security.route_foreign_documents)
                     break
                 except TaskError as exc:
                     if exc.step is not None and 0 <= exc.step < steps:
@@ -107,11 +123,21 @@ class BrowserExecutor:
                         exc.step_name = st.name or f"{exc.step}:{st.action}"
                     # Second level of the rescue chain: reload the start page and resume
                     # from the last checkpoint, once per attempt, in the same context.
-                    if (isinstance(exc, NeedsHuman | BrowserCrashed | RateLimited)
+                    if (isinstance(exc, Blocked | NeedsHuman | BrowserCrashed | RateLimited)
                             or not rescue.reload_resume or reloaded or not ctl.may_rescue()):
                         raise
                     reloaded = True
                     last = ctl.last_checkpoint
                     checkpoint = Checkpoint.from_dict(last) if last else None
+                except (LeaseLost, StoreUnavailable):
+                    raise
+                except Exception as exc:
+                    # A bug (or a flow that does not check out at run time): the engine logs
+                    # and records what it is told, so say it here with the password redacted
+                    # from the message and the traceback.
+                    secrets = [shop.password] if shop.password else []
+                    log.error("task %s: unexpected error in its flow:\n%s", task.id,
+                              redact_text("".join(traceback.format_exception(exc)), secrets))
+                    raise TaskError(redact_text(f"internal error: {exc!r}", secrets)) from None
         cp: dict[str, Any] | None = result.checkpoint.to_dict() if result.checkpoint else None
         return Outcome(result.status, dict(result.results), cp)

@@ -5,6 +5,8 @@ page and resume from the last checkpoint). When the attempt still fails, :func:`
 by the error's type, the rules and the budgets:
 
 * a rule for the failure's signature resolves it on its own (retry later / skip / a person);
+* ``Blocked`` (a foreign origin, a credential where it must not go) → a ticket at once; no
+  rule settles it and nothing retries it (retrying would try the same thing again);
 * ``NeedsHuman`` (CAPTCHA, login rejected, a write of unknown outcome) → a ticket at once;
 * ``BrowserCrashed`` → requeued for a fresh browser, or *quarantine* once the task has crashed
   ``quarantine_after`` times (a poison pill is not handed out again);
@@ -21,7 +23,14 @@ from dataclasses import dataclass
 
 from ..clock import Clock
 from ..config import RescueSettings
-from ..errors import BrowserCrashed, NeedsHuman, PageChanged, TaskError, WriteOutcomeUnknown
+from ..errors import (
+    Blocked,
+    BrowserCrashed,
+    NeedsHuman,
+    PageChanged,
+    TaskError,
+    WriteOutcomeUnknown,
+)
 from ..store import ClaimedTask
 from ..tickets import Rule, Signature, normalise_error
 
@@ -83,6 +92,8 @@ class RescueBudget:
 
 def decide(task: ClaimedTask, exc: TaskError, *, crashes: int, rule: Rule | None,
            settings: RescueSettings, budget: RescueBudget) -> Decision:
+    if isinstance(exc, Blocked):
+        return Decision(Verdict.TICKET, "the task crossed the trust boundary")
     if rule is not None and not isinstance(exc, WriteOutcomeUnknown):
         return Decision(Verdict.RULE, f"rule #{rule.id} ({rule.action.value})", rule)
     if isinstance(exc, NeedsHuman):

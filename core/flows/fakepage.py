@@ -85,6 +85,7 @@ class FakeScreen:
         net_error: loading it fails with this network error (``net::ERR_CONNECTION_REFUSED``).
         load_timeout: loading it times out.
         hang: loading it never finishes (a wedged browser).
+        frames: URLs of the sub-frames the page holds (``page.frames``).
     """
 
     elements: dict[str, FakeElement | list[FakeElement]] = field(default_factory=dict)
@@ -97,6 +98,7 @@ class FakeScreen:
     net_error: str | None = None
     load_timeout: bool = False
     hang: bool = False
+    frames: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,7 @@ class FakeSite:
         writes: every write, in order (what the shop's site would now hold).
         log: every interaction (``goto URL``, ``click SEL``, ``fill SEL``, ``press KEY``, …).
         flags: state changed by actions (``logged_in``) that visibility functions read.
+        masks: for each screenshot, the selectors it masked.
     """
 
     def __init__(self, pages: dict[str, FakeScreen]) -> None:
@@ -122,6 +125,8 @@ class FakeSite:
         self.flags: dict[str, Any] = {}
         self.writes: list[FakeWrite] = []
         self.log: list[str] = []
+        self.masks: list[list[str]] = []
+        """For each screenshot, the selectors it masked."""
 
     def new_page(self) -> FakePage:
         """A blank page (``about:blank``) on this site."""
@@ -168,13 +173,51 @@ class _Keyboard:
         await self._page._act(self._page._screen().keys.get(key))
 
 
+class _Frame:
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+
+class _MainFrame:
+    def __init__(self, page: FakePage) -> None:
+        self._page = page
+
+    @property
+    def url(self) -> str:
+        return self._page.url
+
+
+class FakeHandle:
+    """The element a locator resolved to (``element_handle``)."""
+
+    def __init__(self, locator: FakeLocator, element: FakeElement) -> None:
+        self._locator = locator
+        self._element = element
+
+    async def owner_frame(self) -> Any:
+        return self._locator._page.main_frame
+
+    async def evaluate(self, expression: str) -> dict[str, str]:
+        e = self._element
+        # An element with a type, or with no text, stands for an <input> (``attrs["tag"]``
+        # says otherwise: ``{"tag": "div"}`` for a contenteditable).
+        tag = e.attrs.get("tag") or ("input" if e.type or not e.text else "div")
+        return {"tag": tag, "type": e.type if tag == "input" else ""}
+
+    async def fill(self, value: str, *, timeout: float | None = None) -> None:
+        await self._locator.fill(value, timeout=timeout)
+
+    async def dispose(self) -> None:
+        return None
+
+
 class FakePage:
     """The fake page; construct with :meth:`FakeSite.new_page`."""
 
     def __init__(self, site: FakeSite) -> None:
         self.site = site
         self.url = "about:blank"
-        self.main_frame = object()
+        self.main_frame = _MainFrame(self)
         self.keyboard = _Keyboard(self)
         self.crashed = False
         self.closed = False
@@ -268,9 +311,15 @@ class FakePage:
         return FakeLocator(self, selector)
 
     async def screenshot(self, *, timeout: float | None = None, path: str | None = None,
-                         full_page: bool | None = None) -> bytes:
+                         full_page: bool | None = None, mask: Sequence[Any] = ()) -> bytes:
         self._check_alive()
+        self.site.masks.append([getattr(m, "_selector", "?") for m in mask])
         return tiny_png()
+
+    @property
+    def frames(self) -> list[Any]:
+        """The main frame plus the screen's ``frames`` (URLs of sub-frames)."""
+        return [self.main_frame, *(_Frame(u) for u in self._screen().frames)]
 
     async def content(self) -> str:
         self._check_alive()
@@ -365,6 +414,9 @@ class FakeLocator:
         self._one("click", timeout)
         self._page.site.log.append(f"click {self._selector}")
         await self._page._act(self._page._screen().clicks.get(self._selector))
+
+    async def element_handle(self, *, timeout: float | None = None) -> FakeHandle:
+        return FakeHandle(self, self._one("element_handle", timeout, visible=False))
 
     async def fill(self, value: str, *, timeout: float | None = None) -> None:
         self._one("fill", timeout)

@@ -105,7 +105,7 @@ class UploadFileStep(_Step):
 
     action: Literal["upload_file"]
     locator: Locator
-    path: str = Field(min_length=1, max_length=4000)
+    path: str = Field(min_length=1, max_length=4000, pattern=r"^[^\x00-\x1f\x7f]*$")
 
 
 class WaitElementStep(_Step):
@@ -121,7 +121,8 @@ class ExtractStep(_Step):
 
     action: Literal["extract"]
     locator: Locator
-    into: str = Field(min_length=1, max_length=200)
+    into: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    """The result's name: letters, digits, ``_`` and ``-``, at most 64."""
     attribute: str = Field("text", min_length=1, max_length=200)
     """``text`` for the visible text, otherwise an HTML attribute name (``href``)."""
     all: bool = False
@@ -140,7 +141,8 @@ class ScreenshotStep(_Step):
     """Take a screenshot; with ``into``, its file path becomes a result."""
 
     action: Literal["screenshot"]
-    into: str | None = Field(None, min_length=1, max_length=200)
+    into: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    """The result's name (and part of the file name): letters, digits, ``_``, ``-``, ≤ 64."""
 
 
 class PressKeyStep(_Step):
@@ -207,6 +209,12 @@ def _reason(err: Mapping[str, Any]) -> tuple[str, str]:
     if kind == "union_tag_invalid":
         got = (err.get("ctx") or {}).get("tag", "?")
         return "action", f"unknown action {got!r} (one of: " + ", ".join(ACTIONS) + ")"
+    if kind == "string_pattern_mismatch":
+        last = err["loc"][-1] if err["loc"] else ""
+        if last == "into":
+            return "", "must be a plain name: letters, digits, _ and -, at most 64"
+        if last == "path":
+            return "", "holds a NUL byte or another control character"
     msg = str(err["msg"]).removeprefix("Value error, ")
     return "", msg[:1].lower() + msg[1:]
 

@@ -9,6 +9,13 @@ Substitution is one pass: a parameter's value is inserted as it is, never expand
 a field, never into a URL, a locator or a file path where it could leave the machine or a log.
 
 ``upload_file`` paths must resolve inside an asset folder (:func:`check_upload_path`).
+
+URL fields (a ``navigate`` step's ``url``, the flow's ``start_url``) are filled with
+:func:`resolve_url`: a ``{params.x}`` (or ``{shop.name}``…, all but ``{shop.base_url}``) is
+percent-encoded as one path segment or one query value, so ``../``, ``?`` and ``#`` in a value
+cannot change the page; a whole path segment of ``.`` or ``..`` is refused. When an
+:class:`~core.origins.OriginPolicy` is given, :func:`check_flow` also resolves every URL field
+and refuses one that is not a page of the shop's allowed origins.
 """
 
 from __future__ import annotations
@@ -19,10 +26,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from ..errors import SpecError
+from ..origins import OriginPolicy
 from ..paths import resources_dir
-from .models import Flow, Step, UploadFileStep, step_label
+from .models import Flow, NavigateStep, Step, UploadFileStep, step_label
+
+CREDENTIAL_FIELDS: frozenset[str] = frozenset({"username", "password"})
+"""``{shop.x}`` fields that are credentials: typed only on the shop's login origin."""
 
 SHOP_FIELDS: frozenset[str] = frozenset({"name", "platform", "base_url", "username", "password"})
 """The shop's fields a flow may use as ``{shop.x}``."""
@@ -130,6 +142,67 @@ def resolve(value: str, params: Mapping[str, Any], shop: Mapping[str, Any]) -> s
     return "".join(out)
 
 
+def resolve_url(value: str, params: Mapping[str, Any], shop: Mapping[str, Any]) -> str:
+    """Substitute placeholders in a URL, percent-encoding every value but ``{shop.base_url}``.
+
+    A value before any literal ``?`` is one path segment (``/`` is encoded too); after it, one
+    query value; after ``#``, part of the fragment.
+
+    Raises:
+        SpecError: a malformed template, a value that is not given, or a value that makes a
+            whole path segment ``.`` or ``..``.
+    """
+    try:
+        parts = parse_template(value)
+    except ValueError as exc:
+        raise SpecError("placeholder", str(exc)) from None
+    out: list[str] = []
+    where = "path"
+    for k, part in enumerate(parts):
+        if isinstance(part, str):
+            out.append(part)
+            if "#" in part:
+                where = "fragment"
+            elif "?" in part and where == "path":
+                where = "query"
+            continue
+        source = params if part.namespace == "params" else shop
+        if part.key not in source or source[part.key] is None:
+            raise SpecError("placeholder", f"{part} is not given")
+        text = _text(source[part.key])
+        if part.namespace == "shop" and part.key == "base_url":
+            out.append(text)
+            continue
+        if where == "path" and text in (".", ".."):
+            before = "".join(out)
+            after = parts[k + 1] if k + 1 < len(parts) else ""
+            if (before.endswith("/") or not before) and (
+                    not isinstance(after, str) or after[:1] in ("", "/", "?", "#")):
+                raise SpecError("placeholder", f"{part} is {text!r}, which would change the "
+                                "page's path")
+        out.append(quote(text, safe=""))
+    return "".join(out)
+
+
+def url_fields(flow: Flow) -> Iterator[tuple[str, str]]:
+    """(field path, template) of every URL a flow loads: ``start_url`` and navigate URLs."""
+    # Steps first: an inline flow's start_url is its first navigate's URL, named as the step.
+    for i, step in enumerate(flow.steps):
+        if isinstance(step, NavigateStep):
+            yield f"{step_label(i, step)}.url", step.url
+    yield "start_url", flow.start_url
+
+
+def uses_credentials(value: str) -> frozenset[str]:
+    """The credential fields (``username``, ``password``) a template uses."""
+    try:
+        parts = parse_template(value)
+    except ValueError:
+        return frozenset()
+    return frozenset(p.key for p in parts if isinstance(p, Placeholder)
+                     and p.namespace == "shop" and p.key in CREDENTIAL_FIELDS)
+
+
 def _templated_fields(obj: Any, prefix: str) -> Iterator[tuple[str, str, str]]:
     """(field path, field name, value) of every string a placeholder may live in."""
     for fname in type(obj).model_fields:
@@ -149,7 +222,9 @@ def step_fields(index: int, step: Step) -> Iterator[tuple[str, str, str]]:
 
 def check_flow(flow: Flow, *, params: Mapping[str, Any], shop_fields: set[str] | frozenset[str],
                asset_dirs: Sequence[Path] | None = None,
-               shop: Mapping[str, Any] | None = None) -> None:
+               shop: Mapping[str, Any] | None = None,
+               origins: OriginPolicy | None = None,
+               allow_credentials: bool = True) -> None:
     """Check every placeholder of a flow against what the task and the shop give.
 
     Called when a task is submitted, so a missing parameter is refused then and not found in
@@ -161,7 +236,11 @@ def check_flow(flow: Flow, *, params: Mapping[str, Any], shop_fields: set[str] |
         shop_fields: the shop fields that have a value (a subset of :data:`SHOP_FIELDS`).
         asset_dirs: when given, every ``upload_file`` path is also resolved and checked with
             :func:`check_upload_path` (paths using ``{shop.x}`` need ``shop`` for that).
-        shop: the shop's values, only for resolving upload paths.
+        shop: the shop's values, for resolving upload paths and URLs.
+        origins: when given (with ``shop``), every URL field is resolved and must be a page
+            of these origins (``steps[0] (navigate).url: origin http://… is not the shop's…``).
+        allow_credentials: False for inline steps (unless ``[security] inline_credentials``):
+            ``{shop.username}``/``{shop.password}`` are refused.
 
     Raises:
         SpecError: e.g. ``steps[1] (type_text).text: placeholder {params.reply} is not given by
@@ -188,8 +267,21 @@ def check_flow(flow: Flow, *, params: Mapping[str, Any], shop_fields: set[str] |
             if part.key == "password" and not path.endswith("(type_text).text"):
                 raise SpecError(path, f"placeholder {part} may only be used as the text of a "
                                 "type_text step")
+            if part.key in CREDENTIAL_FIELDS and not allow_credentials:
+                raise SpecError(path, f"placeholder {part}: inline steps may not use the "
+                                "shop's credentials (use a registered flow, or set [security] "
+                                "inline_credentials = true)")
             if part.key not in shop_fields:
                 raise SpecError(path, f"placeholder {part}: the shop has no {part.key}")
+    if origins is not None and shop is not None:
+        for path, template in url_fields(flow):
+            try:
+                url = resolve_url(template, params, shop)
+            except SpecError as exc:
+                raise SpecError(path, exc.reason) from None
+            reason = origins.why_not(url)
+            if reason is not None:
+                raise SpecError(path, reason)
     if asset_dirs is None:
         return
     for i, step in enumerate(flow.steps):
@@ -227,6 +319,8 @@ def check_upload_path(path: str | Path, asset_dirs: Sequence[Path], *,
     Raises:
         SpecError: the path is outside every asset folder, or no such file.
     """
+    if isinstance(path, str) and any(ord(c) < 32 or ord(c) == 127 for c in path):
+        raise SpecError(field, "holds a NUL byte or another control character")
     raw = Path(path).expanduser()
     roots: list[Path] = []
     for d in asset_dirs:

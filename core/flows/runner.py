@@ -34,6 +34,17 @@
   - a navigation timed out, an element did not disappear, or a step wedged past its timeout
     → :class:`StepTimeout`.
 
+* **Trust boundary.** Every URL is resolved with percent-encoded values and checked against
+  the shop's :class:`~core.origins.OriginPolicy` before it is loaded; before and after every
+  step the main frame and every frame must show a page of an allowed origin (``about:blank``
+  only as a transient), a frame navigation or a popup to a foreign origin is noted as it
+  happens, and popups are closed. A foreign page stops the run with :class:`OriginBlocked`.
+  ``{shop.username}``/``{shop.password}`` are typed only on the shop's login origin (checked
+  on the frame of the element the locator resolved to, right before the fill), the password
+  only into an ``<input type=password>``; otherwise :class:`CredentialBlocked` and nothing is
+  typed. Results, step errors and evidence are redacted in every encoding of the password,
+  and screenshots mask password inputs and every field a credential went into.
+
 The runner uses a deliberately small part of Playwright's async ``Page`` (``goto``, ``url``,
 ``locator(...)`` with ``first``/``nth``/``filter`` and ``click``/``fill``/``select_option``/
 ``set_input_files``/``wait_for``/``inner_text``/``get_attribute``/``all_inner_texts``/
@@ -62,8 +73,11 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from ..errors import (
+    Blocked,
     BrowserCrashed,
+    CredentialBlocked,
     NeedsHuman,
+    OriginBlocked,
     PageChanged,
     RateLimited,
     SiteFailed,
@@ -72,7 +86,8 @@ from ..errors import (
     TaskError,
     WriteOutcomeUnknown,
 )
-from .evidence import capture_evidence, redact_text
+from ..origins import OriginPolicy, is_transient, origin_of
+from .evidence import capture_evidence, mask_locators, redact_text, redact_value, write_evidence
 from .models import (
     AssertTextStep,
     ClickStep,
@@ -89,7 +104,15 @@ from .models import (
     WaitElementStep,
     step_label,
 )
-from .placeholders import check_flow, check_upload_path, default_asset_dirs, resolve
+from .placeholders import (
+    check_flow,
+    check_upload_path,
+    default_asset_dirs,
+    resolve,
+    resolve_url,
+    step_fields,
+    uses_credentials,
+)
 
 DEFAULT_HUMAN_MARKERS: tuple[str, ...] = ("#captcha", "[data-captcha]", ".login-error")
 """Locators whose visibility means a person must take over."""
@@ -121,6 +144,15 @@ class ShopInfo:
     base_url: str
     username: str = ""
     password: str = field(default="", repr=False)
+    allowed_origins: tuple[str, ...] = ()
+    """Origins its tasks may load besides ``base_url``'s (the shop's and its platform's)."""
+    login_url: str = ""
+    """Where credentials are typed, when not on the shop's own origin."""
+
+    def policy(self) -> OriginPolicy:
+        """The origins this shop's tasks may load."""
+        return OriginPolicy.for_shop(self.base_url, self.allowed_origins,
+                                     self.login_url or None)
 
     def placeholder_values(self) -> dict[str, str]:
         """The values of ``{shop.x}`` placeholders."""
@@ -289,6 +321,8 @@ async def run_flow(
     asset_dirs: Sequence[Path] | None = None,
     step_retries: int = 0,
     step_retry_wait_s: float = 1.0,
+    allow_credentials: bool = True,
+    route_foreign_documents: bool = False,
 ) -> RunResult:
     """Run a flow in a page (see the module docstring for the rules).
 
@@ -310,6 +344,10 @@ async def run_flow(
         step_retries: the rescue chain's first level — in-place retries of a failed *read*
             step (site failure, timeout, missing locator) after ``step_retry_wait_s``. Write
             steps, CAPTCHAs, rate limits and crashes are never retried here.
+        allow_credentials: False for inline steps (unless ``[security] inline_credentials``):
+            a flow using ``{shop.username}``/``{shop.password}`` is refused.
+        route_foreign_documents: also abort page and frame requests to foreign origins in the
+            browser, before they are sent (``[security] route_foreign_documents``).
 
     Returns:
         ``RunResult`` with status ``done`` or ``yielded``.
@@ -318,6 +356,17 @@ async def run_flow(
         TaskError: a subclass saying how the attempt failed, with ``step`` and ``evidence``.
         SpecError: the flow's placeholders or an upload path do not check out.
     """
+    # URLs are checked step by step (OriginBlocked, with evidence), not here: a task that
+    # got past submission (written straight into a shared store) still ends as a ticket.
+    if not allow_credentials:
+        # A task that got past submission (written straight into a shared store): refused
+        # as a boundary violation (a ticket), not as a bug to retry.
+        for i, st in enumerate(flow.steps):
+            for path, _fname, value in step_fields(i, st):
+                if uses_credentials(value):
+                    raise CredentialBlocked(
+                        f"{path}: inline steps may not use the shop's credentials ([security] "
+                        "inline_credentials is off); nothing was run", step=i)
     check_flow(flow, params=params, shop_fields=shop.fields())
     run = _Run(page, flow, params=params, shop=shop, save_checkpoint=save_checkpoint,
                evidence_dir=evidence_dir, step_timeout_s=step_timeout_s,
@@ -328,12 +377,15 @@ async def run_flow(
     run.step_retry_wait_s = step_retry_wait_s
     run.attach()
     try:
+        if route_foreign_documents:
+            await run.route_foreign()
         return await run.execute(checkpoint)
     except BaseException:
         await run.flush_quietly()  # the last good checkpoint is kept for the rescue chain
         raise
     finally:
         run.detach()
+        await run.unroute()
 
 
 class _Run:
@@ -348,6 +400,11 @@ class _Run:
         self.params = params
         self.shop_values = shop.placeholder_values()
         self.secrets = [shop.password] if shop.password else []
+        self.policy = shop.policy()
+        self.violation: str | None = None
+        self.typed_into: list[str] = []
+        self._closing: set[asyncio.Future[Any]] = set()
+        self._route: tuple[Any, Any, Any] | None = None
         self.save_checkpoint = save_checkpoint
         self.evidence_dir = evidence_dir
         self.step_timeout_s = step_timeout_s
@@ -374,6 +431,7 @@ class _Run:
         self._listeners: list[tuple[str, Callable[..., None]]] = [
             ("console", self._on_console), ("pageerror", self._on_pageerror),
             ("crash", self._on_crash), ("response", self._on_response),
+            ("framenavigated", self._on_framenavigated), ("popup", self._on_popup),
         ]
 
     # -- page events --------------------------------------------------------------------------
@@ -395,6 +453,105 @@ class _Run:
     def _on_pageerror(self, err: Any) -> None:
         if len(self.console) < MAX_CONSOLE_LINES:
             self.console.append(f"pageerror: {err}")
+
+    def _foreign(self, url: str) -> str | None:
+        if is_transient(url):
+            return None
+        return self.policy.why_not(url)
+
+    def _note_violation(self, what: str, url: str, reason: str) -> None:
+        if self.violation is None:
+            self.violation = f"{what} went to {self._describe(url)}: {reason}"
+
+    def _describe(self, url: str) -> str:
+        origin = origin_of(url)
+        if origin is not None:
+            return origin
+        return url.split(":", 1)[0][:20] + ": page" if ":" in url else "a page without a URL"
+
+    def _on_framenavigated(self, frame: Any) -> None:
+        try:
+            url = str(frame.url)
+            main = frame == self.page.main_frame
+        except Exception:
+            return
+        reason = self._foreign(url)
+        if reason is not None:
+            self._note_violation("the page" if main else "a frame", url, reason)
+
+    def _on_popup(self, popup: Any) -> None:
+        # The runner never works in a second window: close it, and note a foreign one.
+        try:
+            url = str(popup.url)
+        except Exception:
+            url = ""
+        reason = self._foreign(url)
+        if reason is not None:
+            self._note_violation("a popup window", url, reason)
+        with contextlib.suppress(Exception):
+            # It may still be on about:blank and navigate before it is closed.
+            popup.on("framenavigated", self._on_popup_navigated)
+        with contextlib.suppress(Exception):
+            closing = asyncio.ensure_future(popup.close())
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
+
+    async def route_foreign(self) -> None:
+        """Abort page and frame requests to foreign origins in the browser (the whole
+        context: popups too). Only foreign URLs reach Python; the driver matches the rest."""
+        context = getattr(self.page, "context", None)
+        if context is None or not hasattr(context, "route"):
+            return
+        pattern = self.policy.foreign_url_pattern()
+
+        async def handler(route: Any) -> None:
+            request = route.request
+            try:
+                navigation = bool(request.is_navigation_request())
+            except Exception:
+                navigation = True
+            if navigation:
+                self._note_violation("a page or frame request", str(request.url),
+                                     self.policy.why_not(str(request.url)) or "foreign")
+                await route.abort("blockedbyclient")
+            else:
+                await route.continue_()
+
+        await context.route(pattern, handler)
+        self._route = (context, pattern, handler)
+
+    async def unroute(self) -> None:
+        if self._route is not None:
+            context, pattern, handler = self._route
+            self._route = None
+            with contextlib.suppress(Exception):
+                await context.unroute(pattern, handler)
+
+    def _on_popup_navigated(self, frame: Any) -> None:
+        with contextlib.suppress(Exception):
+            url = str(frame.url)
+            reason = self._foreign(url)
+            if reason is not None:
+                self._note_violation("a popup window", url, reason)
+
+    def check_origins(self, i: int | None) -> None:
+        """Stop unless the page and every frame show an allowed origin (or about:blank)."""
+        where = step_label(i, self.flow.steps[i]) if i is not None else "start_url"
+        if self.violation is None:
+            frames = getattr(self.page, "frames", None)
+            for frame in list(frames or []):
+                try:
+                    url = str(frame.url)
+                    main = frame == self.page.main_frame
+                except Exception:
+                    continue
+                reason = self._foreign(url)
+                if reason is not None:
+                    self._note_violation("the page" if main else "a frame", url, reason)
+                    break
+        if self.violation is not None:
+            raise _Fail(OriginBlocked(f"{where}: {self.violation}; the task was stopped",
+                                      step=i))
 
     def _on_crash(self, _page: Any) -> None:
         self.crashed = True
@@ -687,18 +844,21 @@ class _Run:
             await self.save(self.checkpoint(i + 1), durable=False)
 
     async def open_start(self) -> bool:
-        await self.goto(self.r(self.flow.start_url))
+        await self.goto(self.url(self.flow.start_url, None))
+        self.check_origins(None)
         self.raise_for_document(None)
         await self.raise_for_human(None)
         return False
 
     async def step_body(self, i: int, step: Step, replay: bool) -> bool:
+        self.check_origins(i)
         if step.if_visible is not None and not await self.page.locator(
                 self.r(step.if_visible)).first.is_visible():
             return True
         await self.perform(i, step, replay=replay)
         if isinstance(step, ClickStep | PressKeyStep) and _gated(step):
             await self.settle_page(i, step)
+        self.check_origins(i)
         if _gated(step):
             self.raise_for_document(i)
             await self.raise_for_human(i)
@@ -761,6 +921,14 @@ class _Run:
             return BrowserCrashed(f"{where}: the browser page crashed or closed ({detail})",
                                   step=i)
         own = exc.error if isinstance(exc, _Fail) else None
+        if isinstance(own, Blocked):
+            own.step = i
+            return own
+        if self.violation is not None:
+            try:
+                self.check_origins(i)
+            except _Fail as f:
+                return f.error
         if self.bad_document is not None and not isinstance(own, RateLimited | SiteFailed):
             try:
                 self.raise_for_document(i)
@@ -806,7 +974,7 @@ class _Run:
             self.page, self.evidence_dir, steps=[e.to_dict() for e in self.log],
             console=self.console, secrets=self.secrets, failure=failure,
             page_usable=not (self.crashed or isinstance(err, BrowserCrashed)),
-            timeout_s=EVIDENCE_TIMEOUT_S)
+            timeout_s=EVIDENCE_TIMEOUT_S, mask=self.typed_into)
 
     def _page_url(self) -> str:
         try:
@@ -834,19 +1002,25 @@ class _Run:
             where = f"{step_label(i, step)}.path"
             upload = await asyncio.to_thread(check_upload_path, self.r(step.path),
                                              self.asset_dirs, field=where)
+        target = self.url(step.url, i) if isinstance(step, NavigateStep) else None
         if _gated(step):
-            await self.gate(self.r(step.url) if isinstance(step, NavigateStep) else page.url)
+            await self.gate(target if target is not None else page.url)
         if step.write and not replay:
             self.in_flight = i
             await self.save(self.checkpoint(i))  # durable before the site sees anything
         match step:
             case NavigateStep():
-                await self.goto(self.r(step.url), gate=False)
+                assert target is not None
+                await self.goto(target, gate=False)
             case ClickStep():
                 await page.locator(self.r(step.locator)).click(timeout=self.ms())
             case TypeTextStep():
-                await page.locator(self.r(step.locator)).fill(self.r(step.text),
-                                                              timeout=self.ms())
+                kinds = uses_credentials(step.text)
+                if kinds:
+                    await self.fill_credential(i, step, kinds)
+                else:
+                    await page.locator(self.r(step.locator)).fill(self.r(step.text),
+                                                                  timeout=self.ms())
             case SelectOptionStep():
                 await page.locator(self.r(step.locator)).select_option(self.r(step.value),
                                                                        timeout=self.ms())
@@ -857,14 +1031,19 @@ class _Run:
                 await page.locator(self.r(step.locator)).first.wait_for(state=step.state,
                                                                         timeout=self.ms())
             case ExtractStep():
-                self.results[step.into] = await self.extract(step)
+                self.results[step.into] = redact_value(await self.extract(step), self.secrets)
             case AssertTextStep():
                 await self.assert_text(i, step)
             case ScreenshotStep():
-                png = await page.screenshot(timeout=self.ms())
+                png = await page.screenshot(timeout=self.ms(),
+                                            mask=mask_locators(page, self.typed_into))
                 name = f"step-{i:03d}{'-' + step.into if step.into else ''}.png"
-                path = self.evidence_dir / "screenshots" / name
-                await asyncio.to_thread(_write_file, path, png)
+                try:
+                    path = await asyncio.to_thread(write_evidence, self.evidence_dir,
+                                                   f"screenshots/{name}", png)
+                except OSError as exc:
+                    raise _Fail(TaskError(f"{step_label(i, step)}: could not write the "
+                                          f"screenshot: {exc.strerror or exc}", step=i)) from None
                 if step.into:
                     self.results[step.into] = str(path)
             case PressKeyStep():
@@ -873,6 +1052,50 @@ class _Run:
                     await page.locator(self.r(step.locator)).press(key, timeout=self.ms())
                 else:
                     await page.keyboard.press(key)
+
+    def url(self, template: str, i: int | None) -> str:
+        """A URL field resolved (values percent-encoded) and checked against the origins."""
+        url = resolve_url(template, self.params, self.shop_values)
+        reason = self.policy.why_not(url)
+        if reason is not None:
+            where = (f"{step_label(i, self.flow.steps[i])}.url" if i is not None
+                     else "start_url")
+            raise _Fail(OriginBlocked(f"{where}: {reason}; nothing was loaded", step=i))
+        return url
+
+    async def fill_credential(self, i: int, step: TypeTextStep, kinds: frozenset[str]) -> None:
+        """Type a text holding a shop credential, after checking, on the very element the
+        locator resolved to, that its frame is the login origin and (for the password) that
+        it is an ``<input type=password>``."""
+        where = f"{step_label(i, step)}.text"
+        selector = self.r(step.locator)
+        handle = await self.page.locator(selector).element_handle(timeout=self.ms())
+        try:
+            frame = await handle.owner_frame()
+            frame_url = str(frame.url) if frame is not None else ""
+            info = await handle.evaluate(_FIELD_INFO_JS)
+            origin = origin_of(frame_url)
+            names = " and ".join(f"{{shop.{k}}}" for k in sorted(kinds))
+            if origin is None or origin != self.policy.login:
+                raise _Fail(CredentialBlocked(
+                    f"{where}: {names} is typed only on the shop's login origin "
+                    f"{self.policy.login}, and this field is on {self._describe(frame_url)}; "
+                    "nothing was typed", step=i))
+            tag, typ = str(info.get("tag", "")), str(info.get("type", ""))
+            if "password" in kinds and not (tag == "input" and typ == "password"):
+                raise _Fail(CredentialBlocked(
+                    f"{where}: {{shop.password}} is typed only into an <input type=password>, "
+                    f"and {selector!r} is a <{tag}{' type=' + typ if typ else ''}>; nothing "
+                    "was typed", step=i))
+            if tag not in ("input", "textarea"):
+                raise _Fail(CredentialBlocked(
+                    f"{where}: {names} is typed only into an input field, and {selector!r} "
+                    f"is a <{tag}>; nothing was typed", step=i))
+            self.typed_into.append(selector)
+            await handle.fill(self.r(step.text), timeout=self.ms())
+        finally:
+            with contextlib.suppress(Exception):
+                await handle.dispose()
 
     async def extract(self, step: ExtractStep) -> Any:
         loc = self.page.locator(self.r(step.locator))
@@ -906,6 +1129,5 @@ class _Run:
                 f"{shown.strip()[:200]!r})", step=i)) from None
 
 
-def _write_file(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+_FIELD_INFO_JS = """el => ({tag: el.tagName.toLowerCase(),
+    type: el.tagName === 'INPUT' ? String(el.type).toLowerCase() : ''})"""

@@ -42,6 +42,8 @@ class ShopRecord:
     username: str
     has_password: bool
     paused: bool
+    allowed_origins: tuple[str, ...] = ()
+    """Origins (``scheme://host:port``) its tasks may load besides the shop's own."""
 
 
 @dataclass(frozen=True)

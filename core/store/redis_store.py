@@ -47,6 +47,7 @@ from ..errors import (
     StoreUnavailable,
     UnknownTask,
 )
+from ..origins import normalise_origins
 from ..priority import KEY_EPOCH, KEY_SCALE, check_bump, index_key, score_from_key, static_points
 from ..specs import TaskSpec
 from ..urgency import estimator_for
@@ -293,7 +294,14 @@ class RedisStore:
         return ShopRecord(id=int(h["id"]), name=h["name"], platform=h["platform"],
                           base_url=h["base_url"], domain=h["domain"],
                           username=h.get("username", ""), has_password="password_enc" in h,
-                          paused=h.get("paused") == "1")
+                          paused=h.get("paused") == "1",
+                          allowed_origins=tuple(json.loads(h.get("allowed_origins") or "[]")))
+
+    def set_shop_origins(self, name: str, origins: Sequence[str]) -> ShopRecord:
+        """Set the origins a shop's tasks may load besides its own (replaces the list)."""
+        text = json.dumps(normalise_origins(origins))
+        self._r.hset(self.keys.shop(self._shop_id(name)), "allowed_origins", text)
+        return self.shop(name)
 
     def _shop_info(self, shop_id: int) -> tuple[str, str, str]:
         """(name, platform, domain) of a shop id, cached (names never change)."""

@@ -186,8 +186,18 @@ _V5 = """
 ALTER TABLE tasks ADD COLUMN preempt_requested TEXT;
 """ + _V5_INDEX
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
+# v6: the trust boundary — origins (``scheme://host:port``, a JSON list) a shop's tasks may
+# load besides the shop's own.
+_V6 = """
+ALTER TABLE shops ADD COLUMN allowed_origins TEXT NOT NULL DEFAULT '[]';
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
 FRESH_SCHEMA: str = _V1.replace(
+    "    created_at   REAL NOT NULL\n);\nCREATE TABLE paused_domains",
+    "    created_at   REAL NOT NULL,\n    allowed_origins TEXT NOT NULL DEFAULT '[]'\n);\n"
+    "CREATE TABLE paused_domains",
+).replace(
     "    last_error      TEXT\n);",
     "    last_error      TEXT,\n    evidence        TEXT,\n"
     "    crashes         INTEGER NOT NULL DEFAULT 0,\n    preempt_requested TEXT\n);"

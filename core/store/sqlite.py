@@ -35,6 +35,7 @@ from ..errors import (
     SpecError,
     UnknownTask,
 )
+from ..origins import normalise_origins
 from ..paths import private_dir
 from ..priority import (
     KEY_EPOCH,
@@ -426,7 +427,16 @@ class SqliteStore:
     def _shop_record(r: sqlite3.Row) -> ShopRecord:
         return ShopRecord(id=r["id"], name=r["name"], platform=r["platform"],
                           base_url=r["base_url"], domain=r["domain"], username=r["username"],
-                          has_password=r["password_enc"] is not None, paused=bool(r["paused"]))
+                          has_password=r["password_enc"] is not None, paused=bool(r["paused"]),
+                          allowed_origins=tuple(json.loads(r["allowed_origins"] or "[]")))
+
+    def set_shop_origins(self, name: str, origins: Sequence[str]) -> ShopRecord:
+        """Set the origins a shop's tasks may load besides its own (replaces the list)."""
+        self.shop(name)
+        text = json.dumps(normalise_origins(origins))
+        self._call(lambda c: c.execute("UPDATE shops SET allowed_origins = ? WHERE name = ?",
+                                       (text, name)))
+        return self.shop(name)
 
     def set_shop_paused(self, name: str, paused: bool) -> ShopRecord:
         self.shop(name)

@@ -28,7 +28,8 @@ def env(site: DemoSite, tmp_path: Path) -> Iterator[tuple[SqliteStore, Settings,
     settings = demo_settings(Settings()).with_changes(
         pool={"max_browsers": 2, "warm": 1, "step_timeout_s": 4},
         rescue={"step_retry_wait_s": 0.2},
-        queue={"retry_backoff_s": 0.2, "max_attempts": 3})
+        queue={"retry_backoff_s": 0.2, "max_attempts": 3},
+        security={"inline_credentials": True})  # a test logs in with inline steps
     store = open_store(settings, tmp_path / "r.db")
     register_demo_shops(store, site, Vault.open(tmp_path))
     yield store, settings, tmp_path

@@ -60,6 +60,7 @@ def desktop(store: SqliteStore, clock: FakeClock) -> dict[str, int]:
     t: dict[str, int] = {}
     book = store.ticket_book()
     store.update_shop("pdd-1", username="seller-7", password_enc=b"\x00fernet-token\xff")
+    store.set_shop_origins("pdd-1", ["https://cdn.example.com"])  # copied as it is
     store.set_domain_paused("tiktok.shopfleet.test", True, reason="429 storm")
     store.set_shop_paused("pdd-2", True)
 
@@ -195,6 +196,7 @@ def test_everything_is_copied_with_ids_and_indexes(make_store: StoreFactory, clo
     assert dst.queue_bands(urgent_at=8, low_below=3) == src.queue_bands(urgent_at=8,
                                                                         low_below=3)
     assert dst.shops() == src.shops()
+    assert dst.shop("pdd-1").allowed_origins == ("https://cdn.example.com:443",)
     assert dst.shop_password_enc("pdd-1") == b"\x00fernet-token\xff"
     assert dst.paused_domains() == src.paused_domains() == ["tiktok.shopfleet.test"]
     assert dst.metrics_history(limit=10) == src.metrics_history(limit=10)
