@@ -301,7 +301,8 @@ def export(rows: Callable[[], Iterable[Mapping[str, Any]]], fmt: str, out: str |
         rows: a callable returning a fresh iterator of rows (see :func:`rows_of`); called
             twice for CSV/XLSX when ``fields`` is not given (names first, then rows).
         fmt: ``csv``, ``jsonl`` or ``xlsx``.
-        out: a path, or for csv/jsonl an open text stream (``utf-8-sig`` for csv).
+        out: a path (written as ``<name>.part`` and renamed when complete, so a failed
+            export leaves no half file), or for csv/jsonl an open text stream.
         fields: the result fields to write, in order (``--field``); default: all of them.
         split_by: xlsx only: one sheet per ``type`` or per ``shop``.
 
@@ -316,16 +317,26 @@ def export(rows: Callable[[], Iterable[Mapping[str, Any]]], fmt: str, out: str |
         raise SpecError("--sheet-per", "sheets exist only in xlsx")
     if fields is not None:
         fields = [_field_name(f) if f in FIXED_COLUMNS else f for f in fields]
-    if fmt == "xlsx":
-        if not isinstance(out, str | Path):
-            raise SpecError("-o", "xlsx needs a file name")
-        names = list(fields) if fields is not None else field_names(rows())
-        return write_xlsx(rows(), out, names, split_by=split_by)
-    if isinstance(out, str | Path):
-        encoding = "utf-8-sig" if fmt == "csv" else "utf-8"
-        with open(out, "w", encoding=encoding, newline="") as fh:
-            return export(rows, fmt, fh, fields=fields)
-    if fmt == "jsonl":
-        return write_jsonl(rows(), out, fields)
-    names = list(fields) if fields is not None else field_names(rows())
-    return write_csv(rows(), out, names)
+    if fmt == "xlsx" and not isinstance(out, str | Path):
+        raise SpecError("-o", "xlsx needs a file name")
+    names = list(fields) if fields is not None else (
+        field_names(rows()) if fmt != "jsonl" else None)
+    if not isinstance(out, str | Path):
+        if fmt == "jsonl":
+            return write_jsonl(rows(), out, names)
+        return write_csv(rows(), out, names or [])
+    # a file appears only whole: written beside it, renamed when done
+    path = Path(out)
+    part = path.with_name(path.name + ".part")
+    try:
+        if fmt == "xlsx":
+            n = write_xlsx(rows(), part, names or [], split_by=split_by)
+        else:
+            with open(part, "w", encoding="utf-8-sig" if fmt == "csv" else "utf-8",
+                      newline="") as fh:
+                n = (write_csv(rows(), fh, names or []) if fmt == "csv"
+                     else write_jsonl(rows(), fh, names))
+        part.replace(path)
+    finally:
+        part.unlink(missing_ok=True)
+    return n
