@@ -180,7 +180,7 @@ def coalesce(events: Sequence[NotifyEvent], lang: str) -> Message:
                    lang=lang, counts=dict(counts))
 
 
-def test_message(target: str, lang: str, *, at: float) -> Message:
+def notify_test_message(target: str, lang: str, *, at: float) -> Message:
     """The message ``shopfleet notify test NAME`` sends."""
     line = say(lang, "test", target=target)
     ev = NotifyEvent(id=f"test:{target}:{at:.3f}", kind="digest", at=at, headline=line)
