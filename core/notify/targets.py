@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -84,7 +84,6 @@ class Target:
     rate_per_min: int = 20
     batch_window_s: float = 10.0
     lang: str = "zh_CN"
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     def wants(self, kind: str, shop: ShopLike | None) -> bool:
         """Whether an event of ``kind`` about ``shop`` (``None``: no shop) goes here."""

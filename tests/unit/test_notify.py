@@ -28,6 +28,7 @@ from core.notify import (
     ShopCounts,
     Target,
     backoff_s,
+    build_request,
     coalesce,
     delivery,
     digest_event,
@@ -353,6 +354,27 @@ def test_a_receiver_that_is_down_is_retried(own_server: HTTPServer) -> None:
     clock.t += 3600
     d.run_once()
     assert len(rec.requests) == 1 and len(box.sent) == 1
+
+
+def test_a_receiver_that_never_answers_times_out_as_retryable() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)  # accepts the connection, never answers
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
+        t = parse_target({"name": "slow", "kind": "webhook", "url": url})
+        msg = coalesce([ticket(1)], "en")
+        verdict = delivery.send("webhook", build_request(t, msg, now=T0), timeout_s=0.2)
+    assert (verdict.ok, verdict.retryable) == (False, True)
+    assert "timed out" in verdict.reason
+
+
+def test_a_redirect_is_not_followed(httpserver: HTTPServer) -> None:
+    httpserver.expect_request("/hook").respond_with_data(
+        "", status=302, headers={"Location": "http://127.0.0.1:1/elsewhere"})
+    t = target(httpserver, "webhook", secret=SECRET)
+    verdict = delivery.send("webhook", build_request(t, coalesce([ticket(1)], "en"), now=T0))
+    assert (verdict.ok, verdict.retryable) == (False, False)
+    assert verdict.reason.startswith("HTTP 302")
 
 
 def test_retries_stop_after_max_attempts(httpserver: HTTPServer) -> None:
