@@ -35,9 +35,10 @@ anything. CSV is UTF-8 with a BOM so Excel and WPS open Chinese correctly.
 **XLSX** goes through XlsxWriter in ``constant_memory`` mode: it flushes every row to a temp
 file as it is written and is pure Python with no dependencies. Measured against openpyxl's
 ``write_only`` mode on the same rows (``bench/export.py``, 100,000 records, 3 runs): 12,500 vs
-8,100 records/s and 2.4 vs 16.7 MiB RSS growth. openpyxl reads the files back in the tests. Strings are
-written with ``write_string`` (never ``write``, which would turn ``=…`` into a formula and
-``http…`` into a link). A sheet holds at most 1,048,575 records; more go on to ``name (2)``.
+8,100 records/s and 2.4 vs 16.7 MiB RSS growth. openpyxl reads the files back in the tests.
+Strings are written with ``write_string`` (never ``write``, which would turn ``=…`` into a
+formula and ``http…`` into a link). A sheet holds at most 1,048,575 records; more go on to
+``name (2)``.
 """
 
 from __future__ import annotations
