@@ -1,5 +1,5 @@
-"""The installed app's self-test: ``shopfleet self-test``, ``shopfleet --self-test`` (frozen) or
-``python -m core.cli.selftest`` (the commands are :mod:`core.cli.selftest`).
+"""The installed app's self-test: ``shopfleet self-test``, or ``shopfleet --self-test`` in the
+frozen app (the commands are :mod:`core.cli.selftest`).
 
 Without a window, in a temporary data folder (``SHOPFLEET_HOME`` points there for the run, so
 the user's real data, keychain and configuration are never written), it:

@@ -1,11 +1,9 @@
-"""``shopfleet self-test``, and the frozen app's ``--self-test`` (also ``python -m
-core.cli.selftest``): run one demo task in the browser and say whether ShopFleet works. The
-checks are :mod:`core.selftest`'s."""
+"""``shopfleet self-test``, and the frozen app's ``shopfleet --self-test``: run one demo task in
+the browser and say whether ShopFleet works. The checks are :mod:`core.selftest`'s."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,6 +42,3 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=TIMEOUT_S, metavar="S")
     p.set_defaults(handler=cmd_self_test)
 
-
-if __name__ == "__main__":
-    sys.exit(main())
