@@ -35,11 +35,11 @@ def has_display() -> bool:
 
 def _passthrough(args: argparse.Namespace) -> list[str]:
     argv: list[str] = []
-    if getattr(args, "db", None):
+    if args.db:
         argv += ["--db", str(args.db)]
-    if getattr(args, "config", None):
+    if args.config:
         argv += ["--config", str(args.config)]
-    if getattr(args, "store", None):
+    if args.store:
         argv += ["--store", str(args.store)]
     return argv
 

@@ -13,9 +13,9 @@ from .context import Cli
 
 def cmd_doctor(args: argparse.Namespace, cli: Cli) -> int:
     # ``--config`` or the defaults, as ever: not the data folder's file (unlike ``cli.settings``)
-    settings = load_settings(getattr(args, "config", None))
+    settings = load_settings(args.config)
     report = doctor(settings.browser)
-    if getattr(args, "json", False):
+    if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(report.to_text())

@@ -17,7 +17,7 @@ def cmd_migrate(args: argparse.Namespace, cli: Cli) -> int:
     source = str(args.source)
     if not source.startswith("sqlite:") and "://" in source:
         raise InvalidInput("--from", f"{source!r}: give sqlite:PATH (the desktop's database)")
-    json_out = bool(getattr(args, "json", False))
+    json_out = bool(args.json)
 
     def show(stage: str, done: int, total: int) -> None:
         if not json_out and sys.stderr.isatty():

@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_self_test(args: argparse.Namespace, cli: Cli) -> int:
-    return run_self_test(config=getattr(args, "config", None), keep=args.keep,
+    return run_self_test(config=args.config, keep=args.keep,
                          timeout_s=args.timeout)
 
 

@@ -21,22 +21,19 @@ from .times import ago
 
 def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
     settings = cli.settings
-    port = getattr(args, "metrics_port", None)
-    port = settings.metrics.port if port is None else port
+    port = settings.metrics.port if args.metrics_port is None else args.metrics_port
     if port and not is_loopback(settings.metrics.host) and not settings.metrics.token:
         raise ConfigError("metrics.token", f"required to serve metrics on "
                           f"{settings.metrics.host!r}, which is not a loopback address")
     store = cli.store  # closed by the CLI when the command ends
-    kind = getattr(args, "executor", "browser")
-    executor: Executor | str = kind
+    executor: Executor | str = args.executor
     owner = new_owner_id()
-    log_to = getattr(args, "exec_log", None)
-    if kind == "noop":
+    log_to = args.exec_log
+    if args.executor == "noop":
         recorder = ExecLog(log_to, owner) if log_to else None
         if recorder is not None:
             cli.closers.append(recorder.close)
-        executor = NoopExecutor(hold_s=max(0.0, getattr(args, "hold_ms", 0.0)) / 1000,
-                                record=recorder)
+        executor = NoopExecutor(hold_s=max(0.0, args.hold_ms) / 1000, record=recorder)
     elif log_to:
         raise InvalidInput("--exec-log", "only with --executor noop")
     engine = build_engine(settings, store, slots=args.slots, executor=executor, owner=owner)
@@ -45,8 +42,7 @@ def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
         print(f"warning: {said}", file=sys.stderr, flush=True)
     print(f"worker {engine.owner}: {engine.slots} slots on {store.url}"
           f"{' (until idle)' if args.until_idle else ''}; Ctrl-C stops gracefully", flush=True)
-    return asyncio.run(run_worker(engine, until_idle=args.until_idle,
-                                  quiet=getattr(args, "quiet", False),
+    return asyncio.run(run_worker(engine, until_idle=args.until_idle, quiet=args.quiet,
                                   metrics=(settings.metrics.host, port) if port else None,
                                   metrics_token=settings.metrics.token))
 
