@@ -57,10 +57,10 @@ from typing import Any
 from _common import SiteProcess, arg_parser, emit, note, percentiles, temp_dir
 
 from core.browser.discovery import launch_args, running_as_root
+from core.build import build_engine, open_store
 from core.config import Settings
 from core.demo import demo_settings, register_demo_shops
 from core.demosite import DemoShop, DemoSite, host_resolver_rules, stats_rows
-from core.engine.build import build_engine, open_store
 from core.events import Event, TaskProgress, TaskStateChanged
 from core.specs import TaskSpec
 from core.vault import Vault

@@ -46,8 +46,8 @@ from typing import Any
 
 from _common import Stopwatch, arg_parser, emit, note, percentiles, temp_dir
 
+from core.build import build_engine
 from core.config import Settings
-from core.engine.build import build_engine
 from core.engine.gates import TokenBucket
 from core.store import SqliteStore
 

@@ -60,11 +60,11 @@ from typing import Any
 import _common
 from _common import arg_parser, emit, note, percentiles, temp_dir
 
+from core.build import build_engine, open_store
 from core.config import Settings
 from core.demo import demo_settings, register_demo_shops
 from core.demosite import host_resolver_rules
 from core.engine import Engine
-from core.engine.build import build_engine, open_store
 from core.events import Event, TaskPreempted, TaskProgress, TaskStateChanged
 from core.specs import TaskSpec
 from core.vault import Vault

@@ -29,8 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import arg_parser, emit, note, temp_dir
+from core.build import open_store
 from core.config import load_settings
-from core.engine.build import open_store
 from core.fleet_client import specs_for
 from core.redis_server import RedisServer
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .version import __version__
+
 if TYPE_CHECKING:
     from .browser_install import BrowserCheck, BrowserInstallResult, check_browser, install_browser
+    from .build import build_engine, open_store
     from .clock import SYSTEM_CLOCK, Clock, SystemClock
     from .config import Settings, load_settings, settings_from_dict
     from .config_file import gates_toml, save_settings
@@ -26,7 +29,6 @@ if TYPE_CHECKING:
         Outcome,
         TaskControl,
     )
-    from .engine.build import build_engine, open_store
     from .engine.host import EngineHost
     from .errors import (
         BacklogFull,
@@ -183,7 +185,7 @@ _WHERE: dict[str, str] = {
     "Store": ".store.base",
     "VIEWS": ".queries",
     "Vault": ".vault",
-    "build_engine": ".engine.build",
+    "build_engine": ".build",
     "check_browser": ".browser_install",
     "count_tasks": ".queries",
     "data_dir": ".paths",
@@ -196,7 +198,7 @@ _WHERE: dict[str, str] = {
     "load_settings": ".config",
     "metrics_series": ".queries",
     "new_owner_id": ".store",
-    "open_store": ".engine.build",
+    "open_store": ".build",
     "parse_specs": ".specs",
     "read_json_file": ".queries",
     "read_text_file": ".queries",
@@ -212,7 +214,6 @@ _WHERE: dict[str, str] = {
     "task_rows": ".queries",
 }
 
-__version__ = "0.1.0"
 
 __all__ = [
     "SORTS",

@@ -1,4 +1,5 @@
-"""``shopfleet demo``: the main job on an embedded default, for a newcomer's first minute.
+"""The headless demo (``shopfleet demo`` without a window): the main job on an embedded
+default, for a newcomer's first minute. The command is :mod:`core.cli.demo`.
 
 It starts the built-in demo seller site (three platforms, nine shops), opens a fresh SQLite
 file in a temporary folder, registers the demo shops with their logins, submits a mixed set of
@@ -9,26 +10,20 @@ end it prints what the site recorded: every reply, upload and sign-up exactly on
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import random
-import shutil
-import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .build import build_engine, open_store
 from .config import Settings
 from .demosite import DemoSite, host_resolver_rules
-from .engine.build import build_engine, open_store
 from .secrets import save_password
 from .specs import TaskSpec
 from .store.base import Store
 from .vault import Vault
 from .worker import run_worker
-
-if TYPE_CHECKING:
-    from .cli import Cli
 
 
 def demo_settings(base: Settings) -> Settings:
@@ -80,22 +75,12 @@ def demo_specs(site: DemoSite, n: int, *, seed: int = 7) -> list[TaskSpec]:
     return out
 
 
-def cmd_demo(args: argparse.Namespace, cli: Cli) -> int:
-    folder = Path(tempfile.mkdtemp(prefix="shopfleet-demo-"))
-    try:
-        return asyncio.run(_demo(cli.settings, folder, n=args.tasks))
-    finally:
-        if args.keep:
-            print(f"kept the demo folder: {folder}")
-        else:
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-async def _demo(base: Settings, folder: Path, *, n: int) -> int:
+async def run_headless_demo(base: Settings, folder: Path, *, n: int) -> int:
+    """The demo without a window, its database in ``folder``: 0 when the queue ran empty."""
     settings = demo_settings(base)
     with DemoSite() as site:
         print("ShopFleet demo (headless): the engine runs real Chromium against the built-in "
-              "demo seller site.\n(The console window joins this demo when it lands.)\n")
+              "demo seller site.\n")
         print(f"demo site on 127.0.0.1:{site.port} (hosts {host_resolver_rules()})")
         store = await asyncio.to_thread(open_store, settings, folder / "demo.db")
         try:

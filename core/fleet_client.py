@@ -10,8 +10,8 @@ import argparse
 import json
 import time
 
+from .build import open_store
 from .config import Settings, load_settings
-from .engine.build import open_store
 from .specs import TaskSpec
 
 

@@ -1,4 +1,5 @@
-"""The installed app's self-test: ``shopfleet --self-test`` (frozen) or ``python -m core.selftest``.
+"""The installed app's self-test: ``shopfleet self-test``, or ``shopfleet --self-test`` in the
+frozen app (the commands are :mod:`core.cli.selftest`).
 
 Without a window, in a temporary data folder (``SHOPFLEET_HOME`` points there for the run, so
 the user's real data, keychain and configuration are never written), it:
@@ -16,7 +17,6 @@ It prints one line per step and exits 0 when every check passed, 1 otherwise.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import os
@@ -25,13 +25,14 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 from .config import Settings, load_settings
 from .errors import ShopFleetError
+from .version import __version__
 
 SHOP = "pdd-1"
 """The demo shop the self-test collects data for."""
@@ -102,10 +103,10 @@ def _temporary_home(keep: bool) -> Iterator[Path]:
 
 async def _run_one_task(settings: Settings, home: Path, report: SelfTestReport,
                         say: Callable[[Check], None], timeout_s: float) -> None:
+    from .build import build_engine, open_store
     from .demo import register_demo_shops
     from .demosite import DemoSite, stats_rows
     from .engine.browser_executor import BrowserExecutor
-    from .engine.build import build_engine, open_store
     from .specs import TaskSpec
     from .store import TaskState
     from .vault import Vault
@@ -185,7 +186,6 @@ def run_self_test(*, config: str | Path | None = None, keep: bool = False,
     Returns:
         0 when every check passed, 1 otherwise.
     """
-    from . import __version__
     from .browser.discovery import doctor
 
     out = out or sys.stdout
@@ -234,37 +234,3 @@ def run_self_test(*, config: str | Path | None = None, keep: bool = False,
     failed = ", ".join(c.name for c in report.checks if not c.ok) or "no check ran"
     print(f"self-test FAILED after {report.seconds:.1f}s: {failed}", file=out, flush=True)
     return 1
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="shopfleet --self-test",
-        description="Check that ShopFleet works on this computer: run one demo task in the "
-                    "browser, without a window, in a temporary folder.")
-    p.add_argument("--config", metavar="FILE",
-                   help="use this configuration's [browser] section (default: the user's)")
-    p.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    p.add_argument("--timeout", type=float, default=TIMEOUT_S, metavar="S",
-                   help=f"seconds the demo task may take (default {TIMEOUT_S:g})")
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m core.selftest [--config FILE] [--keep] [--timeout S]``."""
-    args = _parser().parse_args(list(argv) if argv is not None else None)
-    return run_self_test(config=args.config, keep=args.keep, timeout_s=args.timeout)
-
-
-def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser],
-                 common: argparse.ArgumentParser) -> None:
-    """Add ``shopfleet self-test`` to the CLI (for core/cli_extra.py's REGISTRATIONS)."""
-    p = sub.add_parser("self-test", parents=[common],
-                       help="run one demo task in the browser and say whether ShopFleet works")
-    p.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    p.add_argument("--timeout", type=float, default=TIMEOUT_S, metavar="S")
-    p.set_defaults(handler=lambda args, cli: run_self_test(
-        config=getattr(args, "config", None), keep=args.keep, timeout_s=args.timeout))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

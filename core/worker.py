@@ -1,4 +1,5 @@
-"""``shopfleet worker``: the engine without a window, and its live text summary.
+"""The engine without a window (``shopfleet worker``, the headless demo): its run loop, its live
+text summary and the no-op executions' log. The command itself is :mod:`core.cli.worker`.
 
 SIGINT or SIGTERM stop it gracefully: running tasks reach a safe step, checkpoint, and go back
 to the queue; a second signal aborts what is left (still released, with its checkpoint).
@@ -6,25 +7,18 @@ to the queue; a second signal aborts what is left (still released, with its chec
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import queue
 import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
-from .config import is_loopback
 from .engine import Engine, EngineStatistics
-from .engine.build import build_engine
-from .engine.engine import Execution, Executor, NoopExecutor
-from .errors import ConfigError, InvalidInput
+from .engine.engine import Execution
 from .events import BreakerChanged, EngineProblem, Event, GateHeld, TaskStateChanged
-from .store import ClaimedTask, new_owner_id
-
-if TYPE_CHECKING:
-    from .cli import Cli
+from .store import ClaimedTask
 
 
 def summary_line(s: EngineStatistics) -> str:
@@ -159,35 +153,3 @@ class ExecLog:
     def close(self) -> None:
         self._q.put(None)
         self._thread.join(10)
-
-
-def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
-    settings = cli.settings
-    port = getattr(args, "metrics_port", None)
-    port = settings.metrics.port if port is None else port
-    if port and not is_loopback(settings.metrics.host) and not settings.metrics.token:
-        raise ConfigError("metrics.token", f"required to serve metrics on "
-                          f"{settings.metrics.host!r}, which is not a loopback address")
-    store = cli.store  # closed by the CLI when the command ends
-    kind = getattr(args, "executor", "browser")
-    executor: Executor | str = kind
-    owner = new_owner_id()
-    log_to = getattr(args, "exec_log", None)
-    if kind == "noop":
-        recorder = ExecLog(log_to, owner) if log_to else None
-        if recorder is not None:
-            cli.closers.append(recorder.close)
-        executor = NoopExecutor(hold_s=max(0.0, getattr(args, "hold_ms", 0.0)) / 1000,
-                                record=recorder)
-    elif log_to:
-        raise InvalidInput("--exec-log", "only with --executor noop")
-    engine = build_engine(settings, store, slots=args.slots, executor=executor, owner=owner)
-    said = store.durability_warning()
-    if said:
-        print(f"warning: {said}", file=sys.stderr, flush=True)
-    print(f"worker {engine.owner}: {engine.slots} slots on {store.url}"
-          f"{' (until idle)' if args.until_idle else ''}; Ctrl-C stops gracefully", flush=True)
-    return asyncio.run(run_worker(engine, until_idle=args.until_idle,
-                                  quiet=getattr(args, "quiet", False),
-                                  metrics=(settings.metrics.host, port) if port else None,
-                                  metrics_token=settings.metrics.token))

@@ -2,7 +2,7 @@
 
 * no arguments: open the operator console (the first-run wizard comes first when there is no
   database yet);
-* ``--self-test``: run the packaged self-test without a window (see ``core.selftest``);
+* ``--self-test``: run the packaged self-test without a window (see ``core.cli.selftest``);
 * anything else: the ``shopfleet`` command line (``shopfleet doctor``, ``shopfleet worker``...).
 
 A frozen app has no installed package metadata, so the ``shopfleet.gui`` entry points the CLI
@@ -36,15 +36,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch the frozen app's command line; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--self-test"]:
-        from core.selftest import main as self_test
+        from core.cli.selftest import main as self_test
 
         return self_test(args[1:])
     if not args:
         args = ["console"]
-    import core.cli_extra
+    import core.cli.console
 
-    # core.cli finds the window through cli_extra.gui_entry; in the bundle, answer directly.
-    core.cli_extra.gui_entry = _gui_entry
+    # core.cli finds the window through console.gui_entry; in the bundle, answer directly.
+    core.cli.console.gui_entry = _gui_entry
     from core.cli import main as cli_main
 
     return int(cli_main(args) or 0)

@@ -60,7 +60,7 @@ def register_cli(subparsers: Any,
                  common: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     """Add the ``demo-site`` subcommand.
 
-    Fits ``core.cli_extra.REGISTRATIONS`` as is (``common`` is the shared parent parser). The
+    Fits ``core.cli``'s command groups as is (``common`` is the shared parent parser). The
     ``handler`` default is :func:`run`: ``handler(args)`` or ``handler(args, cli)`` returns the
     exit code.
     """

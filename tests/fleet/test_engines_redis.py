@@ -13,9 +13,9 @@ import time
 
 import pytest
 
+from core.build import build_engine, open_store
 from core.config import Settings
 from core.engine import Engine
-from core.engine.build import build_engine, open_store
 from core.store import TaskState
 from core.store.base import Store
 from core.testing import FakeExecutor

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
+from core.build import build_engine, open_store
 from core.config import Settings
-from core.engine.build import build_engine, open_store
 from core.events import EngineProblem, Event
 from core.testing import FakeExecutor
 from tests.conftest import SHOPS, add_demo_shops

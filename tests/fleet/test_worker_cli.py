@@ -14,8 +14,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from core.build import open_store
 from core.config import Settings
-from core.engine.build import open_store
 from core.fleet_client import specs_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]

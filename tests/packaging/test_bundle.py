@@ -89,8 +89,8 @@ def test_the_frozen_command_line_answers(bundle: Path) -> None:
 def test_a_frozen_worker_joins_a_fleet_on_redis(bundle: Path, redis_url: str,
                                                tmp_path: Path) -> None:
     """What an operator runs on a second machine: the installed app's worker on Redis."""
+    from core.build import open_store
     from core.config import Settings
-    from core.engine.build import open_store
     from core.fleet_client import specs_for
 
     store = open_store(Settings(), url=redis_url, validate=False)

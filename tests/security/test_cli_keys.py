@@ -194,8 +194,8 @@ def test_fleet_set_password_checks_the_fingerprint_first(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Machine B (no key, then another key) must not re-encrypt machine A's shared password
     with a key nobody else has; A's password stays readable by A."""
+    from core.build import open_store
     from core.config import Settings
-    from core.engine.build import open_store
 
     machine_a, machine_b = tmp_path / "a", tmp_path / "b"
     monkeypatch.setenv("SHOPFLEET_HOME", str(machine_a))

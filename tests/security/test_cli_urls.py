@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from core.build import open_store
 from core.config import ConfigError, Settings, settings_from_dict
-from core.engine.build import open_store
 from core.metrics_http import serve_metrics
 from core.store import SqliteStore
 from core.urls import public_url, with_env_password

@@ -5,10 +5,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any, cast
 
+from core.build import build_engine, gates_and_breakers
 from core.config import Settings
 from core.engine import Engine, NoopExecutor
 from core.engine.breakers import Breakers
-from core.engine.build import build_engine, gates_and_breakers
 from core.engine.gates import RateGates
 from core.engine.redis_breakers import RedisBreakers
 from core.engine.redis_gates import RedisRateGates

@@ -118,3 +118,43 @@ def test_console_script_runs(tmp_path: Path) -> None:
     proc = subprocess.run([str(exe), "shops", "--db", str(tmp_path / "s.db")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "no shops" in proc.stdout
+
+
+def test_status_of_an_empty_queue_says_none(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "status", "--db", db)
+    assert code == 0
+    assert "tasks:    none\n" in out
+
+
+def test_schema_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "schema", "flow")
+    assert code == 0 and json.loads(out)["title"] == "ShopFleet flow"
+    code, out, _ = run(capsys, "schema", "task")
+    assert code == 0 and "shop" in json.loads(out)["properties"]
+
+
+def test_the_registration_list_gives_every_command_once() -> None:
+    import argparse
+
+    from core.cli.parser import build_parser
+
+    parser = build_parser()
+    [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert sorted(sub.choices) == sorted([
+        "submit", "status", "tasks", "task", "bump", "cancel", "preempt", "shops", "shop",
+        "tickets", "ticket", "answer", "quarantine", "release", "kb", "rules", "worker",
+        "workers", "demo", "demo-site", "console", "run-flow", "schema", "doctor",
+        "self-test", "migrate"])
+    # every command answers: a handler, and --json for its errors
+    for name, command in sub.choices.items():
+        assert "--json" in command._option_string_actions, name
+        assert command.description, name
+
+
+def test_times_print_one_way() -> None:
+    from core.cli.times import ago, when
+
+    assert [ago(s) for s in (0, 59.9, 119, 120, 7199, 7200, 3 * 3600 + 5 * 60)] == [
+        "0s", "59s", "119s", "2m", "119m", "2h00m", "3h05m"]
+    assert when(None) == "-"
+    assert len(when(0.0)) == len("1970-01-01 00:00:00")

@@ -319,18 +319,3 @@ def test_flow_for_task(tmp_path: Path) -> None:
     assert reg.flow_for(None, [{"action": "navigate", "url": "https://s.test/"}]).name == "inline"
     assert "not both" in spec_error(reg.flow_for, "reply_customer",
                                     [{"action": "navigate", "url": "u"}])
-
-
-def test_schema_cli_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
-    import argparse
-
-    from core.flows.cli import register_cli
-
-    parser = argparse.ArgumentParser()
-    register_cli(parser.add_subparsers())
-    args = parser.parse_args(["schema", "flow"])
-    assert args.handler(args, None) == 0
-    assert json.loads(capsys.readouterr().out)["title"] == "ShopFleet flow"
-    args = parser.parse_args(["schema", "task"])
-    assert args.handler(args, None) == 0
-    assert "shop" in json.loads(capsys.readouterr().out)["properties"]

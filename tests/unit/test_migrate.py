@@ -13,7 +13,9 @@ import pytest
 import redis
 
 from core import migrate as mig
-from core.cli import Cli, _common
+from core.cli import Cli
+from core.cli import migrate as migrate_cli
+from core.cli.args import common_options
 from core.config import Settings
 from core.errors import Refused
 from core.store import SqliteStore, TaskState
@@ -409,7 +411,7 @@ def test_a_missing_source_file_is_refused(tmp_path: Path, redis_url: str) -> Non
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     parser = argparse.ArgumentParser(prog="shopfleet")
     sub = parser.add_subparsers(dest="command", required=True)
-    mig.add_parser(sub, _common())
+    migrate_cli.register(sub, common_options())
     args = parser.parse_args(argv)
     cli = Cli(args)
     try:

@@ -13,12 +13,10 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .errors import InvalidInput, SpecError, TaskError
-
-if TYPE_CHECKING:
-    from .cli import Cli
+from ..errors import InvalidInput, SpecError, TaskError
+from .context import Cli
 
 DEMO_RULE = "MAP *.shopfleet.test 127.0.0.1"
 
@@ -38,8 +36,8 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
 
 
 def cmd_run_flow(args: argparse.Namespace, cli: Cli) -> int:
-    from .flows import FlowRegistry
-    from .flows.registry import read_flow_file
+    from ..flows import FlowRegistry
+    from ..flows.registry import read_flow_file
 
     settings = cli.settings
     path = Path(args.flow)
@@ -58,13 +56,13 @@ def cmd_run_flow(args: argparse.Namespace, cli: Cli) -> int:
 
 
 async def _run(cli: Cli, settings: Any, flow: Any, params: dict[str, Any], shop_name: str) -> int:
-    from .browser.pool import BrowserPool, SessionStore
-    from .engine.gates import RateGates
-    from .flows import Checkpoint, StepEvent, check_flow, default_asset_dirs, run_flow
-    from .paths import data_dir
-    from .secrets import decrypt_password, open_vault_for
-    from .store import domain_of
-    from .validation import shop_info
+    from ..browser.pool import BrowserPool, SessionStore
+    from ..engine.gates import RateGates
+    from ..flows import Checkpoint, StepEvent, check_flow, default_asset_dirs, run_flow
+    from ..paths import data_dir
+    from ..secrets import decrypt_password, open_vault_for
+    from ..store import domain_of
+    from ..validation import shop_info
 
     home = data_dir()
     store = cli.store
@@ -134,4 +132,4 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="a flow parameter (repeat for more)")
     p.add_argument("--headed", action="store_true", help="show the browser window")
-    p.set_defaults(handler=cmd_run_flow)
+    p.set_defaults(handler=cmd_run_flow, readonly=True)

@@ -8,22 +8,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..clock import SYSTEM_CLOCK, Clock
-from ..config import Settings
-from ..errors import EnvironmentProblem, InvalidInput
-from ..events import EventBus
-from ..paths import default_db_path
-from ..store import SqliteStore, new_owner_id
-from ..store.base import Store
-from ..urls import public_url, with_env_password
-from ..validation import submission_validator
-from .breakers import Breakers
-from .engine import Engine, Executor, NoopExecutor
-from .gates import RateGates
+from .clock import SYSTEM_CLOCK, Clock
+from .config import Settings
+from .engine.breakers import Breakers
+from .engine.engine import Engine, Executor, NoopExecutor
+from .engine.gates import RateGates
+from .errors import EnvironmentProblem, InvalidInput
+from .events import EventBus
+from .paths import default_db_path
+from .store import SqliteStore, new_owner_id
+from .store.base import Store
+from .urls import public_url, with_env_password
+from .validation import submission_validator
 
 if TYPE_CHECKING:
-    from .redis_breakers import RedisBreakers
-    from .redis_gates import RedisRateGates
+    from .engine.redis_breakers import RedisBreakers
+    from .engine.redis_gates import RedisRateGates
 
 
 def open_store(settings: Settings, db: str | Path | None = None, *,
@@ -55,7 +55,7 @@ def store_from_url(url: str, settings: Settings, *, clock: Clock = SYSTEM_CLOCK,
     if url.startswith(("redis://", "rediss://", "unix://")):
         url = with_env_password(url)
         try:
-            from ..store.redis_store import RedisStore
+            from .store.redis_store import RedisStore
         except ImportError as exc:  # the optional extra is not installed
             raise EnvironmentProblem(
                 f"the Redis store needs the 'redis' package ({exc}); install "
@@ -74,7 +74,7 @@ def build_engine(settings: Settings, store: Store, *,
                  home: Path | None = None, owner: str | None = None) -> Engine:
     """An engine over ``store``; ``executor`` is an executor or ``"browser"`` / ``"noop"``."""
     if executor == "browser":
-        from .browser_executor import BrowserExecutor
+        from .engine.browser_executor import BrowserExecutor
 
         ex: Executor = BrowserExecutor(settings, store, home=home)
     elif executor == "noop":
@@ -99,8 +99,8 @@ def gates_and_breakers(settings: Settings, store: Store, *, clock: Clock, owner:
     if not url:
         return (RateGates(settings.gates, clock=clock),
                 Breakers(settings.breakers, clock=clock))
-    from .redis_breakers import RedisBreakers
-    from .redis_gates import RedisRateGates
+    from .engine.redis_breakers import RedisBreakers
+    from .engine.redis_gates import RedisRateGates
 
     prefix = settings.store.redis_prefix
     return (RedisRateGates(settings.gates, url=url, prefix=prefix, clock=clock),

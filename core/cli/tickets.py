@@ -1,4 +1,5 @@
-"""CLI for humans in the loop: tickets, answers, quarantine, the knowledge base and rules.
+"""Ticket commands, for humans in the loop: tickets, answers, quarantine, the knowledge base
+and rules.
 
 These work on the database directly (one transaction each), so they work while a worker runs
 in another process: a requeued task is picked up at the worker's next look at the queue.
@@ -7,25 +8,12 @@ in another process: a requeued task is picked up at the worker's next look at th
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .store.base import TicketStore
-from .tickets import Answer, RuleAction, Ticket
-
-if TYPE_CHECKING:
-    from .cli import Cli
-
-
-def _when(ts: float | None) -> str:
-    if ts is None:
-        return "-"
-    return datetime.fromtimestamp(ts, UTC).astimezone().strftime("%Y-%m-%d %H:%M")
-
-
-def _age(seconds: float) -> str:
-    m = int(seconds // 60)
-    return f"{m}m" if m < 120 else f"{m // 60}h{m % 60:02d}m"
+from ..store.base import TicketStore
+from ..tickets import Answer, RuleAction, Ticket
+from .context import Cli
+from .times import ago, when
 
 
 def _book(cli: Cli) -> TicketStore:
@@ -50,7 +38,7 @@ def cmd_tickets(args: argparse.Namespace, cli: Cli) -> int:
     print(f"{'ticket':>6} {'task':>6} {'state':<9} {'age':>6} {'shop':<10} {'type':<16} error")
     for t in rows:
         over = "!" if t.age_s(now) > sla and t.state == "open" else " "
-        print(f"{t.id:>6} {t.task_id:>6} {t.state.value:<9} {_age(t.age_s(now)):>6}{over}"
+        print(f"{t.id:>6} {t.task_id:>6} {t.state.value:<9} {ago(t.age_s(now)):>6}{over}"
               f"{t.shop:<10} {t.task_type:<16} {t.error_class}: {t.error[:70]}")
     return 0
 
@@ -58,19 +46,19 @@ def cmd_tickets(args: argparse.Namespace, cli: Cli) -> int:
 def _show_ticket(t: Ticket, book: TicketStore, now: float, sla: float) -> None:
     print(f"ticket {t.id} ({t.state.value}, {t.kind}) for task {t.task_id}: {t.task_type} "
           f"on {t.shop} ({t.platform})")
-    print(f"  opened {_when(t.opened_at)}, age {_age(t.age_s(now))}"
+    print(f"  opened {when(t.opened_at)}, age {ago(t.age_s(now))}"
           f"{' — over its SLA' if t.age_s(now) > sla and t.state == 'open' else ''}")
     print(f"  step:  {t.step_name or 'start'}")
     print(f"  error: {t.error_class}: {t.error}")
     for name, path in sorted(t.evidence.items()):
         print(f"  evidence {name}: {path}")
     if t.action:
-        print(f"  answered {t.action} at {_when(t.answered_at)}: {t.note}")
+        print(f"  answered {t.action} at {when(t.answered_at)}: {t.note}")
     earlier = [a for a in book.earlier_answers(t.signature) if a.ticket_id != t.id]
     if earlier:
         print("  earlier answers to the same failure:")
         for a in earlier:
-            print(f"    {_when(a.at)}  {a.action:<7} {a.note}")
+            print(f"    {when(a.at)}  {a.action:<7} {a.note}")
     rule = [r for r in book.rules() if r.signature == t.signature and r.enabled]
     for r in rule:
         print(f"  rule #{r.id} applies: {r.action.value}")
@@ -129,7 +117,7 @@ def cmd_kb(args: argparse.Namespace, cli: Cli) -> int:
     if not rows:
         print("the knowledge base is empty (answers to tickets are kept here)")
     for a in rows:
-        print(f"{_when(a.at)}  {a.platform}/{a.task_type}/{a.step_name or 'start'} "
+        print(f"{when(a.at)}  {a.platform}/{a.task_type}/{a.step_name or 'start'} "
               f"{a.error_class}: {a.error_norm[:60]}  → {a.action}  {a.note}")
     return 0
 
@@ -167,13 +155,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--older-than-min", type=float, metavar="M")
     p.add_argument("--limit", type=int, default=100)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_tickets)
+    p.set_defaults(handler=cmd_tickets, readonly=True)
 
     p = sub.add_parser("ticket", parents=[common], help="one ticket with its evidence and "
                        "the earlier answers to the same failure")
     p.add_argument("id", type=int)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_ticket)
+    p.set_defaults(handler=cmd_ticket, readonly=True)
 
     p = sub.add_parser("answer", parents=[common], help="answer a ticket")
     p.add_argument("id", type=int)
@@ -189,7 +177,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("quarantine", parents=[common], help="poison-pill tasks")
     p.add_argument("--limit", type=int, default=100)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_quarantine)
+    p.set_defaults(handler=cmd_quarantine, readonly=True)
 
     p = sub.add_parser("release", parents=[common], help="requeue a quarantined task")
     p.add_argument("id", type=int)
@@ -198,7 +186,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("kb", parents=[common], help="the knowledge base of answers")
     p.add_argument("--limit", type=int, default=100)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_kb)
+    p.set_defaults(handler=cmd_kb, readonly=True)
 
     p = sub.add_parser("rules", parents=[common], help="list, enable, disable or delete rules")
     p.add_argument("--json", action="store_true")

@@ -1,0 +1,73 @@
+"""The ``shopfleet`` command (entry point ``core.cli:main``; also ``python -m core.cli``).
+
+Exit codes: 0 ok, 2 bad input (the message names the field), 1 any other failure. Errors go
+to stderr as one readable line; with ``--json`` as one JSON object ``{"error": …}`` — also for
+a bad argument, which argparse would otherwise answer with its usage text.
+Every command takes ``--db PATH``, ``--config FILE`` and ``--store URL``, before or after the
+command's name. Read-only commands (``status``, ``tasks``, ``shops``, ``tickets`` …) never
+create or change a database: a missing file is an error (exit 2), not a new empty database.
+
+The package: :mod:`.parser` (the one list of command groups), :mod:`.context` (the
+:class:`~.context.Cli` a handler gets), :mod:`.args` (shared argument handling),
+:mod:`.times` (how times print), and one module per command group. Only the entry point and
+this package import ``core.cli``; what a command runs lives in core outside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import BacklogFull, InvalidInput, ShopFleetError
+from .args import UsageError, merge_common
+from .context import Cli
+from .parser import build_parser
+
+__all__ = ["Cli", "build_parser", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (also used as the console script)."""
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = merge_common(parser.parse_args(argv))
+    except UsageError as exc:
+        return _error(Cli(argparse.Namespace(json="--json" in argv)),
+                      InvalidInput(exc.field, exc.reason), 2)
+    cli = Cli(args)
+    try:
+        return int(args.handler(args, cli))
+    except (InvalidInput, BacklogFull) as exc:
+        return _error(cli, exc, 2)
+    except ShopFleetError as exc:
+        return _error(cli, exc, 1)
+    except sqlite3.OperationalError as exc:
+        from ..store.writer import disk_full, is_disk_full
+
+        if is_disk_full(exc):  # a read or a pragma outside the writer met a full disk
+            return _error(cli, disk_full(cli.where), 1)
+        raise
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
+    finally:
+        cli.close()
+
+
+def _error(cli: Cli, exc: ShopFleetError, code: int) -> int:
+    if cli.json:
+        err: dict[str, Any] = {"error": str(exc), "kind": type(exc).__name__}
+        if isinstance(exc, InvalidInput):
+            err["field"] = exc.field
+        print(json.dumps(err, ensure_ascii=False), file=sys.stderr)
+    else:
+        print(f"shopfleet: error: {exc}", file=sys.stderr)
+    return code

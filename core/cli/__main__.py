@@ -1,0 +1,7 @@
+"""``python -m core.cli …`` = ``shopfleet …``."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

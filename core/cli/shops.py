@@ -1,0 +1,113 @@
+"""Shop commands: ``shops`` and ``shop add|set|set-password|pause|resume``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..errors import InvalidInput
+from ..origins import normalise_origins
+from .context import Cli
+
+
+def cmd_shops(args: argparse.Namespace, cli: Cli) -> int:
+    shops = cli.store.shops()
+    if cli.json:
+        cli.out([s.__dict__ for s in shops])
+        return 0
+    if not shops:
+        print("no shops (add one with 'shopfleet shop add NAME --platform P --base-url URL')")
+    for s in shops:
+        flags = " paused" if s.paused else ""
+        login = f"user {s.username}" if s.username else "no login"
+        pw = ", password set" if s.has_password else ""
+        print(f"{s.name:<16} {s.platform:<8} {s.base_url}  ({login}{pw}){flags}")
+    return 0
+
+
+def cmd_shop_add(args: argparse.Namespace, cli: Cli) -> int:
+    origins = normalise_origins(args.allow_origin or [], field="--allow-origin")
+    shop = cli.store.add_shop(args.name, platform=args.platform, base_url=args.base_url,
+                              username=args.username or "")
+    if origins:
+        shop = cli.store.set_shop_origins(args.name, origins)
+    if cli.json:
+        cli.out(shop.__dict__)
+    else:
+        print(f"shop {shop.name} added ({shop.platform}, domain {shop.domain})")
+    return 0
+
+
+def cmd_shop_set(args: argparse.Namespace, cli: Cli) -> int:
+    """``shop set NAME --allow-origin URL…``: the origins its tasks may load besides its own
+    (replaces the list; ``--allow-origin`` with no URL clears it)."""
+    origins = normalise_origins(args.allow_origin, field="--allow-origin")
+    shop = cli.store.set_shop_origins(args.name, origins)
+    if cli.json:
+        cli.out(shop.__dict__)
+    else:
+        print(f"shop {shop.name} may load: its own origin"
+              + "".join(f", {o}" for o in shop.allowed_origins))
+    return 0
+
+
+def cmd_shop_pause(args: argparse.Namespace, cli: Cli) -> int:
+    shop = cli.store.set_shop_paused(args.name, args.cmd == "pause")
+    print(f"shop {shop.name} {'paused' if shop.paused else 'resumed'}")
+    return 0
+
+
+def cmd_shop_set_password(args: argparse.Namespace, cli: Cli) -> int:
+    from ..secrets import open_vault_for, save_password
+
+    store = cli.store
+    store.shop(args.name)
+    # The key is checked against the store's before a password is read: on a fleet, a
+    # machine without the right key must not encrypt a shared password with another one.
+    vault = open_vault_for(store)
+    if args.stdin or not sys.stdin.isatty():
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        import getpass
+
+        password = getpass.getpass(f"password for shop {args.name}: ")
+    if not password:
+        raise InvalidInput("password", "is empty")
+    save_password(store, args.name, password, vault=vault)
+    print(f"password of shop {args.name} saved (encrypted)")
+    return 0
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("shops", parents=[common], help="list shops")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=cmd_shops, readonly=True)
+
+    shop = sub.add_parser("shop", parents=[common], help="add or change a shop")
+    shop_sub = shop.add_subparsers(dest="cmd", metavar="ACTION", required=True)
+    p = shop_sub.add_parser("add", parents=[common], help="register a shop")
+    p.add_argument("name")
+    p.add_argument("--platform", required=True, help="pdd, temu, tiktok, …")
+    p.add_argument("--base-url", required=True, help="the shop's seller-centre URL")
+    p.add_argument("--username", help="login name (flows use {shop.username})")
+    p.add_argument("--allow-origin", action="append", metavar="URL",
+                   help="another origin its tasks may load (repeatable; http/https only)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=cmd_shop_add)
+    p = shop_sub.add_parser("set", parents=[common],
+                            help="set the origins a shop's tasks may load besides its own")
+    p.add_argument("name")
+    p.add_argument("--allow-origin", nargs="*", required=True, metavar="URL",
+                   help="the allowed origins (replaces the list; none clears it)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=cmd_shop_set)
+    p = shop_sub.add_parser("set-password", parents=[common],
+                            help="store the shop's password, encrypted (prompt or stdin)")
+    p.add_argument("name")
+    p.add_argument("--stdin", action="store_true", help="read the password from stdin")
+    p.set_defaults(handler=cmd_shop_set_password)
+    for verb in ("pause", "resume"):
+        p = shop_sub.add_parser(verb, parents=[common], help=f"{verb} a shop's tasks")
+        p.add_argument("name")
+        p.set_defaults(handler=cmd_shop_pause)
