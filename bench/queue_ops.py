@@ -44,7 +44,7 @@ from _common import Stopwatch, arg_parser, emit, note, percentiles, rss_mb, temp
 from core.config import Settings
 from core.specs import TaskSpec
 from core.store import SqliteStore, new_owner_id
-from core.store.schema import migrate
+from core.store.sqlite.schema import migrate
 
 BENCH = "queue_ops"
 SHOPS = 64

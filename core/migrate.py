@@ -50,7 +50,7 @@ from .clock import SYSTEM_CLOCK, Clock
 from .config import Settings
 from .errors import EnvironmentProblem, InvalidInput, Refused
 from .store import SqliteStore
-from .store.redis_keys import TASK_STATES, TICKET_STATES, Keys
+from .store.redis.keys import TASK_STATES, TICKET_STATES, Keys
 from .urls import public_url, with_env_password
 
 MIN_ID = -(2 ** 63)
@@ -107,7 +107,7 @@ end
 return #events
 """
 # The one place migrate builds the store's indexes. Both scripts run after
-# core.store.redis_lua.PRELUDE: ``enter`` (the queue indexes of a state) is the store's own;
+# core.store.redis.lua.PRELUDE: ``enter`` (the queue indexes of a state) is the store's own;
 # what the store keeps besides when a task appears (counts, state and shop sets, idempotency
 # keys) is its SUBMIT script's, for any state. Writing in Lua also spares redis-py encoding
 # every field as a command argument (two thirds of the time otherwise).
@@ -276,7 +276,7 @@ def _connect(url: str) -> Any:
     try:
         client.ping()
     except redis.RedisError as exc:
-        from .store.redis_store import connect_error
+        from .store.redis.store import connect_error
 
         client.close()
         raise connect_error(exc, public_url(url), field="--to") from None
@@ -563,7 +563,7 @@ class _Migration:
             self.sample[task_id] = fields
 
     def copy_events(self, totals: dict[str, int]) -> None:
-        from .store.redis_store import STREAM_MAXLEN
+        from .store.redis.store import STREAM_MAXLEN
 
         write = self.r.register_script(_prelude() + WRITE_EVENTS)
         args = _script_args(self.k, self.settings, self.clock.now())
@@ -726,7 +726,7 @@ class _Migration:
         """Running tasks (``force``): recovered by the store's own recovery script."""
         if not self.running:
             return []
-        from .store.redis_lua import RECOVER
+        from .store.redis.lua import RECOVER
 
         recover = self.r.register_script(_prelude() + RECOVER)
         args = _script_args(self.k, self.settings, self.clock.now())
@@ -766,7 +766,7 @@ def _same_history(rows: list[tuple[Any, ...]], lines: list[str]) -> bool:
 
 
 def _prelude() -> str:
-    from .store.redis_lua import PRELUDE
+    from .store.redis.lua import PRELUDE
 
     return PRELUDE
 

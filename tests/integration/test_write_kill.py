@@ -23,7 +23,7 @@ import pytest
 from core import DemoSite, TaskSpec, open_store
 from core.config import Settings
 from core.demo import register_demo_shops
-from core.store.sqlite_tickets import SqliteTicketBook
+from core.store.sqlite.tickets import SqliteTicketBook
 from core.vault import Vault
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]

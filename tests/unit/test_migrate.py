@@ -17,7 +17,7 @@ from core.cli import Cli, _common
 from core.config import Settings
 from core.errors import Refused
 from core.store import SqliteStore, TaskState
-from core.store.redis_keys import Keys
+from core.store.redis.keys import Keys
 from core.testing import FakeClock
 from core.tickets import RuleAction, Signature, TicketState, normalise_error
 from tests.conftest import StoreFactory
@@ -32,7 +32,7 @@ SETTINGS = Settings()
 @pytest.fixture
 def redis_store(redis_url: str, clock: FakeClock) -> Iterator[Callable[..., Any]]:
     """Open RedisStores on the test's Redis (closed afterwards)."""
-    from core.store.redis_store import RedisStore
+    from core.store.redis.store import RedisStore
 
     opened: list[Any] = []
 

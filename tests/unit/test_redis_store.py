@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from core.config import Settings
 from core.errors import LeaseLost, Refused
 from core.store import TaskState
-from core.store.redis_keys import Keys
-from core.store.redis_store import RedisStore, public_url
+from core.store.redis.keys import Keys
+from core.store.redis.store import RedisStore, public_url
 from core.testing import FakeClock
 from core.tickets import Signature
 from tests.conftest import SHOPS, add_demo_shops

@@ -1,8 +1,8 @@
 """The Redis store: one queue, one ticket inbox and one event log for a fleet of workers.
 
 Same behaviour contract as :class:`core.store.SqliteStore` (``tests/contract``), on one shared
-Redis. Key layout: :mod:`core.store.redis_keys` (a stable interface: console queries and
-``shopfleet migrate`` read it). Every state change is one Lua script (:mod:`core.store.redis_lua`),
+Redis. Key layout: :mod:`core.store.redis.keys` (a stable interface: console queries and
+``shopfleet migrate`` read it). Every state change is one Lua script (:mod:`core.store.redis.lua`),
 so it is atomic across all machines: the claim checks eligibility, shop exclusivity
 (``max_tasks_per_shop`` over *all* workers), pauses and breakers and takes the lease in one
 ``EVALSHA`` per claim round; ack/fail/release/checkpoint/renew check ``state = running`` and the
@@ -36,9 +36,9 @@ from urllib.parse import urlsplit
 import redis
 from redis.commands.core import Script
 
-from ..clock import SYSTEM_CLOCK, Clock
-from ..config import Settings
-from ..errors import (
+from ...clock import SYSTEM_CLOCK, Clock
+from ...config import Settings
+from ...errors import (
     BacklogFull,
     InvalidInput,
     LeaseLost,
@@ -47,23 +47,31 @@ from ..errors import (
     StoreUnavailable,
     UnknownTask,
 )
-from ..origins import normalise_origins
-from ..priority import KEY_EPOCH, KEY_SCALE, check_bump, index_key, score_from_key, static_points
-from ..specs import TaskSpec
-from ..urgency import estimator_for
-from ..urls import public_url
-from . import redis_queries
-from .base import WorkerInfo, worker_info
-from .pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
-from .prepare import Validator, prepare_specs
-from .records import ClaimedTask, QueueStatus, ShopRecord, TaskEvent, TaskRecord, TaskState
-from .redis_keys import BAND_SPAN, TASK_STATES, Keys
-from .redis_lua import PRELUDE, SCRIPTS
-from .sqlite import FAST_PATH_ROWS, _owner_is_dead_local, domain_of
+from ...origins import normalise_origins
+from ...priority import KEY_EPOCH, KEY_SCALE, check_bump, index_key, score_from_key, static_points
+from ...specs import TaskSpec
+from ...urgency import estimator_for
+from ...urls import public_url
+from ..base import FAST_PATH_ROWS, WorkerInfo, worker_info
+from ..owners import owner_is_dead_local
+from ..pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
+from ..prepare import Validator, prepare_specs
+from ..records import (
+    ClaimedTask,
+    QueueStatus,
+    ShopRecord,
+    TaskEvent,
+    TaskRecord,
+    TaskState,
+    domain_of,
+)
+from . import pages as redis_queries
+from .keys import BAND_SPAN, TASK_STATES, Keys
+from .lua import PRELUDE, SCRIPTS
 
 if TYPE_CHECKING:
-    from ..tickets import Rule, Signature
-    from .redis_tickets import RedisTicketBook
+    from ...tickets import Rule, Signature
+    from .tickets import RedisTicketBook
 
 HALF_SPAN = BAND_SPAN // 2
 STREAM_MAXLEN = 1_000_000
@@ -136,7 +144,7 @@ class RedisStore:
     # -- plumbing -------------------------------------------------------------------------
 
     def run_script(self, name: str, *args: Any, now: float | None = None) -> Any:
-        """Run one of the store's Lua scripts (:mod:`core.store.redis_lua`) at ``now``."""
+        """Run one of the store's Lua scripts (:mod:`core.store.redis.lua`) at ``now``."""
         return self._run(name, *args, now=now)
 
     def _run(self, name: str, *args: Any, now: float | None = None) -> Any:
@@ -172,7 +180,7 @@ class RedisStore:
     @property
     def client(self) -> Any:
         """The ``redis.Redis`` client (strings decoded), for console queries and
-        ``migrate``: read the key layout in :mod:`core.store.redis_keys`."""
+        ``migrate``: read the key layout in :mod:`core.store.redis.keys`."""
         return self._r
 
     def close(self) -> None:
@@ -564,7 +572,7 @@ class RedisStore:
                     seen.add(tid)
         if dead_local_owners:
             for owner in self._r.smembers(self.keys.owners):
-                if _owner_is_dead_local(owner):
+                if owner_is_dead_local(owner):
                     for tid in self._r.smembers(self.keys.owner(owner)):
                         if tid not in seen:
                             args += [tid, owner, f"owner {owner} died"]
@@ -608,7 +616,7 @@ class RedisStore:
                    error_class: str, error: str, step: int | None, step_name: str,
                    evidence: dict[str, str] | None) -> str:
         """Resolve a failure by a rule (counts a hit, logs which rule). Returns the state."""
-        from ..tickets import RuleAction, rule_checkpoint
+        from ...tickets import RuleAction, rule_checkpoint
 
         why = (f"rule #{rule.id} ({rule.action.value}) resolved {error_class} at "
                f"{step_name or 'start'}")
@@ -908,7 +916,7 @@ class RedisStore:
                                           now=now)]
 
     def ticket_book(self) -> RedisTicketBook:
-        from .redis_tickets import RedisTicketBook
+        from .tickets import RedisTicketBook
 
         return RedisTicketBook(self)
 

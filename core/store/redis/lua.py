@@ -3,7 +3,7 @@
 Every script receives the same first four ARGV: the key prefix, ``now`` (from the store's
 injected clock, never Redis ``TIME``), the aging rate in points per second and the retry bonus;
 script arguments follow from ARGV[5]. Scripts build key names from the prefix exactly as
-:mod:`core.store.redis_keys` documents (so they address keys they were not handed in KEYS: a
+:mod:`core.store.redis.keys` documents (so they address keys they were not handed in KEYS: a
 single Redis, or a cluster with the whole prefix in one hash slot, e.g. ``{shopfleet}``).
 
 Numbers are written as ``%.17g`` text (exact round trip), never through Lua's default

@@ -12,14 +12,14 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
-from ..clock import Clock
-from ..config import Settings
-from ..priority import score_from_key
-from .pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow, merge_page
+from ...clock import Clock
+from ...config import Settings
+from ...priority import score_from_key
+from ..pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow, merge_page
 
 
 class _Reader(Protocol):
-    """What these reads need of :class:`core.store.sqlite.SqliteStore`."""
+    """What these reads need of :class:`core.store.sqlite.store.SqliteStore`."""
 
     settings: Settings
     clock: Clock

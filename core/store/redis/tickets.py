@@ -1,5 +1,5 @@
 """Tickets, the knowledge base and rules on the Redis store (same behaviour as
-:class:`core.store.sqlite_tickets.SqliteTicketBook`).
+:class:`core.store.sqlite.tickets.SqliteTicketBook`).
 
 An answer changes the ticket, the task, the knowledge base and perhaps the rules in one Lua
 script. The new checkpoint (retry from the start, skip a step) is computed here in Python and
@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import InvalidInput, Refused
-from ..tickets import (
+from ...errors import InvalidInput, Refused
+from ...tickets import (
     Answer,
     KbAnswer,
     Rule,
@@ -25,16 +25,16 @@ from ..tickets import (
     normalise_error,
     parse_answer,
 )
-from .records import TaskRecord
+from ..records import TaskRecord
 
 if TYPE_CHECKING:
-    from ..clock import Clock
-    from ..config import Settings
-    from .redis_keys import Keys
+    from ...clock import Clock
+    from ...config import Settings
+    from .keys import Keys
 
 
 class _RedisStore(Protocol):
-    """What the ticket book needs of :class:`core.store.redis_store.RedisStore` (a protocol,
+    """What the ticket book needs of :class:`core.store.redis.store.RedisStore` (a protocol,
     so this module does not import the store that builds it)."""
 
     settings: Settings

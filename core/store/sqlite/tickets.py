@@ -1,5 +1,5 @@
 """Tickets, the knowledge base and rules in the SQLite store's database (the SQL side of
-:mod:`core.tickets`; :mod:`core.store.redis_tickets` is its Redis twin)."""
+:mod:`core.tickets`; :mod:`core.store.redis.tickets` is its Redis twin)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from ..clock import Clock
-from ..config import Settings
-from ..errors import InvalidInput, LeaseLost, Refused
-from ..tickets import (
+from ...clock import Clock
+from ...config import Settings
+from ...errors import InvalidInput, LeaseLost, Refused
+from ...tickets import (
     Answer,
     KbAnswer,
     Rule,
@@ -24,11 +24,11 @@ from ..tickets import (
     parse_answer,
     rule_checkpoint,
 )
-from .records import TaskRecord
+from ..records import TaskRecord
 
 
 class _SqlStore(Protocol):
-    """What the ticket book needs of :class:`core.store.sqlite.SqliteStore` (a protocol, so
+    """What the ticket book needs of :class:`core.store.sqlite.store.SqliteStore` (a protocol, so
     this module does not import the store that builds it)."""
 
     settings: Settings

@@ -1,6 +1,6 @@
 """The SQLite store: the single source of truth for tasks, shops and their event log.
 
-Writes go through one writer thread (:mod:`core.store.writer`) that commits groups of
+Writes go through one writer thread (:mod:`core.store.sqlite.writer`) that commits groups of
 operations in ``BEGIN IMMEDIATE`` transactions; reads use a connection per calling thread.
 Every public method here blocks its caller until the change is committed, so call them from
 threads or the CLI; async code uses :class:`core.store.AsyncStore`, which never blocks its loop.
@@ -14,19 +14,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import sqlite3
 import stat
 import threading
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..clock import SYSTEM_CLOCK, Clock
-from ..config import Settings
-from ..errors import (
+from ...clock import SYSTEM_CLOCK, Clock
+from ...config import Settings
+from ...errors import (
     BacklogFull,
     EnvironmentProblem,
     InvalidInput,
@@ -35,9 +33,9 @@ from ..errors import (
     SpecError,
     UnknownTask,
 )
-from ..origins import normalise_origins
-from ..paths import private_dir
-from ..priority import (
+from ...origins import normalise_origins
+from ...paths import private_dir
+from ...priority import (
     KEY_EPOCH,
     KEY_SCALE,
     check_bump,
@@ -46,30 +44,30 @@ from ..priority import (
     score_from_key,
     static_points,
 )
-from ..specs import TaskSpec
-from ..urgency import estimator_for
-from . import sqlite_pages
-from .base import WorkerInfo, worker_info
-from .pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
-from .prepare import Validator, prepare_specs
-from .records import (
+from ...specs import TaskSpec
+from ...urgency import estimator_for
+from ..base import FAST_PATH_ROWS, WorkerInfo, worker_info
+from ..owners import owner_is_dead_local
+from ..pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
+from ..prepare import Validator, prepare_specs
+from ..records import (
     ClaimedTask,
     QueueStatus,
     ShopRecord,
     TaskEvent,
     TaskRecord,
     TaskState,
+    domain_of,
 )
+from . import pages as sqlite_pages
 from .schema import SCHEMA_VERSION, migrate
 from .writer import Checkpointer, Writer, disk_full, is_disk_full
 
 if TYPE_CHECKING:
-    from ..tickets import Rule, Signature
-    from .sqlite_tickets import SqliteTicketBook
+    from ...tickets import Rule, Signature
+    from .tickets import SqliteTicketBook
 
 MIN_SQLITE = (3, 35, 0)  # RETURNING
-FAST_PATH_ROWS = 256
-"""Best queued tasks looked at before the per-shop search (see :meth:`SqliteStore._pick`)."""
 WAL_BACKSTOP_PAGES = 10_000
 """WAL size (pages) at which the writer checkpoints itself if the checkpointer falls behind."""
 
@@ -150,35 +148,6 @@ def private_file(path: Path) -> None:
         return
     os.fchmod(fd, 0o600)
     os.close(fd)
-
-
-def new_owner_id() -> str:
-    """A lease owner id: host, process id and a nonce, so recovery can tell dead owners."""
-    return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
-
-
-def _owner_is_dead_local(owner: str) -> bool:
-    try:
-        host, pid_s, _ = owner.split("/", 2)
-        pid = int(pid_s)
-    except ValueError:
-        return False
-    if host != socket.gethostname() or pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
-def domain_of(url: str) -> str:
-    host = urlsplit(url).hostname
-    if not host:
-        raise InvalidInput("base_url", f"{url!r} has no host name (e.g. https://seller.example)")
-    return host.lower()
 
 
 _TASK_COLUMNS = """t.id, t.key, t.type, s.name AS shop, s.platform, s.domain, t.state,
@@ -938,7 +907,7 @@ class SqliteStore:
         def which(owner: str | None, until: float | None) -> str | None:
             if until is not None and until < self.clock.now():
                 return "lease expired"
-            if dead_local_owners and owner and _owner_is_dead_local(owner):
+            if dead_local_owners and owner and owner_is_dead_local(owner):
                 return f"owner {owner} died"
             return None
         return self._recover_where(which)
@@ -975,7 +944,7 @@ class SqliteStore:
     @staticmethod
     def _ticket_lost_worker(conn: sqlite3.Connection, task_id: int, why: str, attempts: int,
                             now: float) -> None:
-        from ..tickets import Signature, normalise_error
+        from ...tickets import Signature, normalise_error
 
         row = conn.execute(
             "SELECT t.type, s.name, s.platform, s.domain FROM tasks t JOIN shops s "
@@ -1058,7 +1027,7 @@ class SqliteStore:
             step=step, step_name=step_name, evidence=evidence)))
 
     def ticket_book(self) -> SqliteTicketBook:
-        from .sqlite_tickets import SqliteTicketBook
+        from .tickets import SqliteTicketBook
 
         return SqliteTicketBook(self)
 
