@@ -24,7 +24,7 @@ class _Reader(Protocol):
     settings: Settings
     clock: Clock
 
-    def read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
 
 
 _ROW_COLUMNS = ("t.id, t.key, t.type, s.name AS shop, s.platform, s.domain, t.state, "
@@ -108,7 +108,7 @@ def task_page(store: _Reader, states: tuple[str, ...], *, sort: str, order: Orde
     now = store.clock.now()
     aging = store.settings.priority.aging_per_min / 60.0
     per_state: list[list[TaskRow]] = []
-    conn_rows = store.read  # one reader connection per thread
+    conn_rows = store._read  # one reader connection per thread
     for state in states:
         got: list[TaskRow] = []
         hint = _index_hint(state, sort, flt)
@@ -133,7 +133,7 @@ def count_filtered(store: _Reader, states: tuple[str, ...], flt: TaskFilter, cap
     marks = ",".join("?" * len(states))
     sql = (f"SELECT count(*) FROM (SELECT 1 FROM tasks t JOIN shops s ON s.id = t.shop_id "
            f"WHERE t.state IN ({marks}) {''.join(' AND ' + w for w in fwhere)} LIMIT ?)")
-    n = int(store.read(sql, (*states, *fparams, cap + 1))[0][0])
+    n = int(store._read(sql, (*states, *fparams, cap + 1))[0][0])
     return (cap, False) if n > cap else (n, True)
 
 
@@ -146,7 +146,7 @@ def task_rows(store: _Reader, ids: Sequence[int]) -> dict[int, TaskRow]:
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
         marks = ",".join("?" * len(chunk))
-        for r in store.read(f"SELECT {_ROW_COLUMNS} FROM tasks t JOIN shops s ON "
+        for r in store._read(f"SELECT {_ROW_COLUMNS} FROM tasks t JOIN shops s ON "
                             f"s.id = t.shop_id WHERE t.id IN ({marks})", chunk):
             row = _row(r, now, aging)
             out[row.id] = row
@@ -155,7 +155,7 @@ def task_rows(store: _Reader, ids: Sequence[int]) -> dict[int, TaskRow]:
 
 def shop_rows(store: _Reader) -> list[ShopRow]:
     """Every shop with its queued, running and waiting-for-a-person counts."""
-    rows = store.read(
+    rows = store._read(
         "SELECT s.name, s.platform, s.domain, s.base_url, s.paused, "
         "EXISTS (SELECT 1 FROM paused_domains d WHERE d.domain = s.domain) AS dpaused, "
         "(SELECT count(*) FROM tasks t INDEXED BY tasks_shop_ready WHERE t.state = 'queued' "
@@ -163,7 +163,7 @@ def shop_rows(store: _Reader) -> list[ShopRow]:
         "(SELECT count(*) FROM tasks t INDEXED BY tasks_state WHERE t.state = 'running' "
         "AND t.shop_id = s.id) AS r "
         "FROM shops s ORDER BY s.name")
-    waiting = {r[0]: int(r[1]) for r in store.read(
+    waiting = {r[0]: int(r[1]) for r in store._read(
         "SELECT s.name, count(*) FROM tasks t INDEXED BY tasks_state JOIN shops s "
         "ON s.id = t.shop_id WHERE t.state = 'waiting_human' GROUP BY s.name")}
     return [ShopRow(name=r[0], platform=r[1], domain=r[2], base_url=r[3], paused=bool(r[4]),

@@ -1335,9 +1335,10 @@ class SqliteStore:
             "preempt_requested IS NOT NULL", tuple(task_ids)).fetchall()
         return {int(r[0]): str(r[1]) for r in rows}
 
-    def read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         """Run a read-only query on this thread's reader connection (blocking: call it off
-        any event loop). For console and CLI queries; writes are refused by SQLite."""
+        any event loop). Internal to this package (ticket book, pages, :class:`SqliteSource`);
+        writes are refused by SQLite."""
         return self._reader().execute(sql, params).fetchall()
 
     # -- capabilities and page reads of the Store protocol (core.store.base) -------------------

@@ -35,7 +35,7 @@ class _SqlStore(Protocol):
     clock: Clock
 
     def submit_op(self, op: Callable[[sqlite3.Connection], Any]) -> Any: ...
-    def read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
     def priority_key(self, base: float, urgency: float, attempts: int, bump: float,
                      created: float) -> int: ...
     def tasks(self, *, state: str | None = None, shop: str | None = None, limit: int = 50,
@@ -221,12 +221,12 @@ class SqliteTicketBook:
     # -- rules ---------------------------------------------------------------------------------
 
     def matching_rule(self, signature: Signature) -> Rule | None:
-        rows = self.store.read("SELECT * FROM rules WHERE signature = ? AND enabled = 1 "
+        rows = self.store._read("SELECT * FROM rules WHERE signature = ? AND enabled = 1 "
                                "ORDER BY id DESC LIMIT 1", (signature.key,))
         return _rule(rows[0]) if rows else None
 
     def rules(self) -> list[Rule]:
-        return [_rule(r) for r in self.store.read("SELECT * FROM rules ORDER BY id")]
+        return [_rule(r) for r in self.store._read("SELECT * FROM rules ORDER BY id")]
 
     def set_rule_enabled(self, rule_id: int, enabled: bool) -> Rule:
         def op(conn: sqlite3.Connection) -> None:
@@ -234,7 +234,7 @@ class SqliteTicketBook:
                             (int(enabled), rule_id)).rowcount == 0:
                 raise InvalidInput("rule", f"no rule with id {rule_id}")
         self._call(op)
-        return _rule(self.store.read("SELECT * FROM rules WHERE id = ?", (rule_id,))[0])
+        return _rule(self.store._read("SELECT * FROM rules WHERE id = ?", (rule_id,))[0])
 
     def delete_rule(self, rule_id: int) -> None:
         def op(conn: sqlite3.Connection) -> None:
@@ -254,12 +254,12 @@ class SqliteTicketBook:
                 (signature.key, act.value, delay_s, note, now, signature.describe()))
             return int(cur.lastrowid or 0)
         rid = self._call(op)
-        return _rule(self.store.read("SELECT * FROM rules WHERE id = ?", (rid,))[0])
+        return _rule(self.store._read("SELECT * FROM rules WHERE id = ?", (rid,))[0])
 
     # -- reading ------------------------------------------------------------------------------
 
     def ticket(self, ticket_id: int) -> Ticket:
-        rows = self.store.read("SELECT * FROM tickets WHERE id = ?", (ticket_id,))
+        rows = self.store._read("SELECT * FROM tickets WHERE id = ?", (ticket_id,))
         if not rows:
             raise InvalidInput("ticket", f"no ticket with id {ticket_id}")
         return _ticket(rows[0])
@@ -280,18 +280,18 @@ class SqliteTicketBook:
             params.append(self.store.clock.now() - older_than_s)
         sql = ("SELECT * FROM tickets" + (" WHERE " + " AND ".join(where) if where else "")
                + " ORDER BY id LIMIT ?")
-        return [_ticket(r) for r in self.store.read(sql, (*params, limit))]
+        return [_ticket(r) for r in self.store._read(sql, (*params, limit))]
 
     def open_count(self) -> int:
-        return int(self.store.read("SELECT count(*) FROM tickets WHERE state = 'open'")[0][0])
+        return int(self.store._read("SELECT count(*) FROM tickets WHERE state = 'open'")[0][0])
 
     def earlier_answers(self, signature_key: str, *, limit: int = 10) -> list[KbAnswer]:
-        rows = self.store.read("SELECT * FROM kb_answers WHERE signature = ? ORDER BY id DESC "
+        rows = self.store._read("SELECT * FROM kb_answers WHERE signature = ? ORDER BY id DESC "
                                "LIMIT ?", (signature_key, limit))
         return [KbAnswer(*tuple(r)) for r in rows]
 
     def knowledge_base(self, *, limit: int = 200) -> list[KbAnswer]:
-        rows = self.store.read("SELECT * FROM kb_answers ORDER BY id DESC LIMIT ?", (limit,))
+        rows = self.store._read("SELECT * FROM kb_answers ORDER BY id DESC LIMIT ?", (limit,))
         return [KbAnswer(*tuple(r)) for r in rows]
 
     # -- quarantine -----------------------------------------------------------------------------
