@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from core import Settings, open_store
+from core.store.sqlite.bulk import load_rows
 
 BENCH = "console"
 
@@ -64,7 +65,7 @@ def build(path: Path, n: int) -> Settings:
                    "created_at": now - rng.random() * 1200, "urgency": rng.random()}
 
     t0 = time.perf_counter()
-    store.submit_rows_bulk(rows())
+    load_rows(store, rows())
     note(f"{n} tasks queued in {time.perf_counter() - t0:.1f}s")
     store.close()
     return settings

@@ -66,7 +66,7 @@ from ..records import (
     domain_of,
 )
 from . import pages as redis_queries
-from .keys import BAND_SPAN, TASK_STATES, Keys
+from .keys import BAND_SPAN, Keys
 from .lua import PRELUDE, SCRIPTS
 
 if TYPE_CHECKING:
@@ -143,11 +143,9 @@ class RedisStore:
 
     # -- plumbing -------------------------------------------------------------------------
 
-    def run_script(self, name: str, *args: Any, now: float | None = None) -> Any:
-        """Run one of the store's Lua scripts (:mod:`core.store.redis.lua`) at ``now``."""
-        return self._run(name, *args, now=now)
-
     def _run(self, name: str, *args: Any, now: float | None = None) -> Any:
+        """Run one of the store's Lua scripts (:mod:`core.store.redis.lua`) at ``now`` (this
+        package's ticket book runs its own through it too)."""
         t = self.clock.now() if now is None else now
         argv = [self.prefix, repr(float(t)), repr(self._aging_per_s),
                 repr(float(self._p.retry_bonus)), *args]
@@ -179,8 +177,8 @@ class RedisStore:
 
     @property
     def client(self) -> Any:
-        """The ``redis.Redis`` client (strings decoded), for console queries and
-        ``migrate``: read the key layout in :mod:`core.store.redis.keys`."""
+        """The ``redis.Redis`` client (strings decoded): for this package's page reads and
+        ticket book, which read the key layout in :mod:`core.store.redis.keys`."""
         return self._r
 
     def close(self) -> None:
@@ -947,18 +945,6 @@ class RedisStore:
 
     def shop_rows(self) -> list[ShopRow]:
         return redis_queries.shop_rows(self)
-
-    def real_counts(self) -> dict[str, int]:
-        """Counts recomputed from the tasks themselves (a consistency check; O(tasks))."""
-        counts = {s: 0 for s in TASK_STATES}
-        ids = self._r.zrange(self.keys.tasks, 0, -1)
-        pipe = self._r.pipeline(transaction=False)
-        for tid in ids:
-            pipe.hget(self.keys.task(tid), "state")
-        for st in pipe.execute():
-            if st is not None:
-                counts[st] = counts.get(st, 0) + 1
-        return counts
 
 
 __all__ = ["RedisStore", "public_url"]

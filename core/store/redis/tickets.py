@@ -43,7 +43,7 @@ class _RedisStore(Protocol):
 
     @property
     def client(self) -> Any: ...
-    def run_script(self, name: str, *args: Any, now: float | None = None) -> Any: ...
+    def _run(self, name: str, *args: Any, now: float | None = None) -> Any: ...
     def tasks(self, *, state: str | None = None, shop: str | None = None, limit: int = 50,
               offset: int = 0) -> list[TaskRecord]: ...
 
@@ -124,7 +124,7 @@ class RedisTicketBook:
                                 tk["error_class"], norm)
                 rule_args = [rule_act.value, repr(float(rule_delay_s)), sig.key,
                              sig.describe()]
-            got = self.store.run_script("answer", ticket_id, act.value, note, old or "",
+            got = self.store._run("answer", ticket_id, act.value, note, old or "",
                                   json.dumps(cp), why, repr(float(self._reentry)), norm,
                                   *rule_args)
             if got != "retry":
@@ -233,7 +233,7 @@ class RedisTicketBook:
         for _ in range(_CAS_TRIES):
             old = self._r.hget(self.keys.task(task_id), "checkpoint")
             cp = json.loads(old) if old else {}
-            got = self.store.run_script("unquarantine", task_id, old or "", json.dumps(cp),
+            got = self.store._run("unquarantine", task_id, old or "", json.dumps(cp),
                                   repr(float(self._reentry)))
             if got != "retry":
                 return

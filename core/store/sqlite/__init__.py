@@ -7,6 +7,7 @@ and its group commit), ``queue`` (a task's life cycle), ``tickets`` and ``pages`
 
 from __future__ import annotations
 
-from .store import SqliteStore, check_sqlite_version
+from .files import check_sqlite_version
+from .store import SqliteStore
 
 __all__ = ["SqliteStore", "check_sqlite_version"]

@@ -36,8 +36,8 @@ class _SqlStore(Protocol):
 
     def submit_op(self, op: Callable[[sqlite3.Connection], Any]) -> Any: ...
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
-    def priority_key(self, base: float, urgency: float, attempts: int, bump: float,
-                     created: float) -> int: ...
+    def _key(self, base: float, urgency: float, attempts: int, bump: float,
+             created: float) -> int: ...
     def tasks(self, *, state: str | None = None, shop: str | None = None, limit: int = 50,
               offset: int = 0) -> list[TaskRecord]: ...
 
@@ -187,7 +187,7 @@ class SqliteTicketBook:
             "UPDATE tasks SET state = 'queued', state_reason = ?, attempts = 0, crashes = 0, "
             "not_before = ?, bump = ?, prio_key = ?, checkpoint = ?, updated_at = ? "
             "WHERE id = ?",
-            (why, now, bump, st.priority_key(base, urg, 0, bump, created), json.dumps(cp), now,
+            (why, now, bump, st._key(base, urg, 0, bump, created), json.dumps(cp), now,
              task_id))
 
     def rule_op(self, task_id: int, owner: str, rule: Rule, *, signature: Signature,
