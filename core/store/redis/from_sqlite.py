@@ -49,6 +49,7 @@ from ...clock import SYSTEM_CLOCK, Clock
 from ...config import Settings
 from ...errors import EnvironmentProblem, InvalidInput, Refused
 from ...urls import public_url, with_env_password
+from ..sqlite import sql
 from ..sqlite.source import SqliteSource
 from .keys import TASK_STATES, TICKET_STATES, Keys
 
@@ -365,10 +366,9 @@ class _Migration:
         wiped = self.check_destination()
         with self.src.snapshot():
             by_state = {s: 0 for s in TASK_STATES}
-            for row in self.read("SELECT state, count(*) FROM tasks GROUP BY state"):
+            for row in self.read(sql.TASKS_PER_STATE):
                 by_state[str(row[0])] = int(row[1])
-            running = self.read("SELECT id FROM tasks WHERE state = 'running' ORDER BY id "
-                                "LIMIT 20")
+            running = self.read(sql.FIRST_RUNNING_IDS)
             if by_state["running"] and not self.force:
                 ids = ", ".join(str(r[0]) for r in running)
                 raise Refused(
@@ -456,7 +456,7 @@ class _Migration:
     def warn_live_workers(self) -> None:
         now = self.clock.now()
         lost_after = self.settings.queue.worker_lost_after_s
-        for row in self.read("SELECT value FROM meta WHERE name LIKE 'worker:%'"):
+        for row in self.read(sql.WORKER_ENTRIES):
             try:
                 w = json.loads(row[0])
             except ValueError:
@@ -468,8 +468,7 @@ class _Migration:
                     "ago: what it changes after this snapshot stays in SQLite; stop it first")
 
     def warn_evidence(self) -> None:
-        n = self.count("SELECT count(*) FROM tasks WHERE evidence IS NOT NULL "
-                       "AND evidence NOT IN ('', '{}')")
+        n = self.count(sql.COUNT_TASKS_WITH_EVIDENCE)
         if n:
             self.warnings.append(
                 f"the evidence files of {n} tasks stay in this desktop's data folder (tasks "
@@ -483,15 +482,15 @@ class _Migration:
         meta = c("SELECT count(*) FROM meta WHERE name NOT LIKE 'worker:%' AND name NOT IN "
                  f"({','.join('?' * len(SKIPPED_META))})", SKIPPED_META)
         totals = {
-            "shops": c("SELECT count(*) FROM shops"),
-            "paused_domains": c("SELECT count(*) FROM paused_domains"),
-            "tasks": c("SELECT count(*) FROM tasks"),
-            "events": c("SELECT count(*) FROM task_events"),
-            "idempotency_keys": c("SELECT count(*) FROM tasks WHERE key IS NOT NULL"),
-            "tickets": c("SELECT count(*) FROM tickets"),
-            "kb_answers": c("SELECT count(*) FROM kb_answers"),
-            "rules": c("SELECT count(*) FROM rules"),
-            "metrics_minutes": c("SELECT count(*) FROM metrics_minutes"),
+            "shops": c(sql.COUNT_SHOPS),
+            "paused_domains": c(sql.COUNT_PAUSED_DOMAINS),
+            "tasks": c(sql.COUNT_TASKS),
+            "events": c(sql.COUNT_TASK_EVENTS),
+            "idempotency_keys": c(sql.COUNT_IDEMPOTENCY_KEYS),
+            "tickets": c(sql.COUNT_TICKETS),
+            "kb_answers": c(sql.COUNT_KB_ANSWERS),
+            "rules": c(sql.COUNT_RULES),
+            "metrics_minutes": c(sql.COUNT_METRICS_MINUTES),
             "meta": meta,
         }
         return totals
@@ -660,17 +659,17 @@ class _Migration:
             ("queue suspended", by_state["suspended"], "zcard", k.suspended),
             ("leases", by_state["running"], "zcard", k.running),
             ("tasks", sum(by_state.values()), "zcard", k.tasks),
-            ("tickets", c("SELECT count(*) FROM tickets"), "zcard", k.tickets),
-            *((f"tickets {s}", c("SELECT count(*) FROM tickets WHERE state = ?", (s,)),
+            ("tickets", c(sql.COUNT_TICKETS), "zcard", k.tickets),
+            *((f"tickets {s}", c(sql.COUNT_TICKETS_IN_STATE, (s,)),
                "zcard", k.tickets_in(s)) for s in TICKET_STATES),
-            ("kb answers", c("SELECT count(*) FROM kb_answers"), "zcard", k.kb),
-            ("rules", c("SELECT count(*) FROM rules"), "zcard", k.rules),
-            ("shops", c("SELECT count(*) FROM shops"), "hlen", k.shops),
-            ("idempotency keys", c("SELECT count(*) FROM tasks WHERE key IS NOT NULL"),
+            ("kb answers", c(sql.COUNT_KB_ANSWERS), "zcard", k.kb),
+            ("rules", c(sql.COUNT_RULES), "zcard", k.rules),
+            ("shops", c(sql.COUNT_SHOPS), "hlen", k.shops),
+            ("idempotency keys", c(sql.COUNT_IDEMPOTENCY_KEYS),
              "hlen", k.idem),
-            ("metrics minutes", c("SELECT count(*) FROM metrics_minutes"), "zcard",
+            ("metrics minutes", c(sql.COUNT_METRICS_MINUTES), "zcard",
              k.metrics),
-            ("paused domains", c("SELECT count(*) FROM paused_domains"), "hlen",
+            ("paused domains", c(sql.COUNT_PAUSED_DOMAINS), "hlen",
              k.paused_domains),
         ]
         for _, _, op, key in checks:

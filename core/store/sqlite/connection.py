@@ -28,6 +28,7 @@ from ...priority import (
     static_points,
 )
 from ..prepare import Validator
+from . import sql
 from .files import check_sqlite_version, inspect_database, private_file
 from .schema import SCHEMA_VERSION, migrate
 from .writer import Checkpointer, Writer, disk_full, is_disk_full
@@ -174,20 +175,19 @@ class SqliteConnections:
 
     def _op_init(self, conn: sqlite3.Connection) -> None:
         """Rewrite queued keys if the aging rate changed since they were computed."""
-        row = conn.execute("SELECT value FROM meta WHERE name = 'aging_per_min'").fetchone()
+        row = conn.execute(sql.AGING_RATE).fetchone()
         current = repr(self._p.aging_per_min)
         if row is None or row[0] != current:
             if row is not None:
                 self._rekey(conn, "state = 'queued'")
-            conn.execute("INSERT INTO meta (name, value) VALUES ('aging_per_min', ?) "
-                         "ON CONFLICT (name) DO UPDATE SET value = excluded.value", (current,))
+            conn.execute(sql.SET_AGING_RATE, (current,))
 
     def _rekey(self, conn: sqlite3.Connection, where: str, params: Sequence[Any] = ()) -> int:
         rows = conn.execute(
             f"SELECT id, base, urgency, attempts, bump, created_at FROM tasks WHERE {where}",
             params).fetchall()
         for tid, base, urg, attempts, bump, created in rows:
-            conn.execute("UPDATE tasks SET prio_key = ? WHERE id = ?",
+            conn.execute(sql.SET_TASK_KEY,
                          (self._key(base, urg, attempts, bump, created), tid))
         return len(rows)
 

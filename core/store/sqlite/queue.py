@@ -26,6 +26,7 @@ from ..records import (
     ClaimedTask,
     TaskState,
 )
+from . import sql
 from .connection import SqliteConnections
 
 
@@ -40,23 +41,17 @@ class SqliteQueue(SqliteConnections):
         probes, not a scan of the queue.
         """
         hard = conn.execute(
-            "UPDATE tasks INDEXED BY tasks_hard_aging SET band = 1, preemptible = 0, "
-            "updated_at = ? WHERE state = 'queued' AND band = 0 AND created_at <= ?",
+            sql.HARD_AGE_QUEUED,
             (now, now - self._p.hard_aging_min * 60.0)).rowcount
         hard += conn.execute(
-            "UPDATE tasks INDEXED BY tasks_suspended SET band = 1, preemptible = 0, "
-            "updated_at = ? WHERE state = 'suspended' AND band = 0 AND created_at <= ?",
+            sql.HARD_AGE_SUSPENDED,
             (now, now - self._p.hard_aging_min * 60.0)).rowcount
         due = conn.execute(
-            "SELECT t.id, t.type, t.deadline, t.base, t.attempts, t.bump, t.created_at, "
-            "s.platform FROM tasks t INDEXED BY tasks_urgency_due JOIN shops s "
-            "ON s.id = t.shop_id WHERE t.state = 'queued' AND t.urgency_next_at IS NOT NULL "
-            "AND t.urgency_next_at <= ?", (now,)).fetchall()
+            sql.URGENCY_DUE, (now,)).fetchall()
         for tid, ttype, deadline, base, attempts, bump, created, platform in due:
             est = estimator_for(platform).estimate(task_type=ttype, deadline=deadline, now=now)
             conn.execute(
-                "UPDATE tasks SET urgency = ?, urgency_next_at = ?, prio_key = ?, updated_at = ? "
-                "WHERE id = ?",
+                sql.SET_URGENCY,
                 (est.points, est.next_change_at,
                  self._key(base, est.points, attempts, bump, created), now, tid))
         return hard, len(due)
@@ -102,12 +97,9 @@ class SqliteQueue(SqliteConnections):
         until = now + (lease_s if lease_s is not None else self._q.lease_s)
         reason = f"resumed by {owner}" if was == "suspended" else f"claimed by {owner}"
         row = conn.execute(
-            "UPDATE tasks SET state = 'running', state_reason = ?, lease_owner = ?, "
-            "lease_until = ?, attempts = attempts + 1, started_at = ?, updated_at = ? "
-            "WHERE id = ? AND state IN ('queued', 'suspended') RETURNING id, type, shop_id, "
-            "attempts, max_attempts, prio_key, preemptible, spec, checkpoint, created_at",
+            sql.CLAIM_TASK,
             (reason, owner, until, now, now, picked_id)).fetchone()
-        shop = conn.execute("SELECT name, platform, base_url, domain FROM shops WHERE id = ?",
+        shop = conn.execute(sql.CLAIMED_SHOP,
                             (row[2],)).fetchone()
         spec = json.loads(row[7])
         return ClaimedTask(
@@ -150,7 +142,7 @@ class SqliteQueue(SqliteConnections):
                 if t.domain in probes:
                     ex.add(t.domain)
                     blocked.update(int(r[0]) for r in conn.execute(
-                        "SELECT id FROM shops WHERE domain = ?", (t.domain,)))
+                        sql.SHOPS_OF_DOMAIN, (t.domain,)))
             return out
         return op
 
@@ -159,8 +151,7 @@ class SqliteQueue(SqliteConnections):
         """Tasks of ``shop_id`` running before this round (one task per shop: usually 0)."""
         if self._q.max_tasks_per_shop == 1:
             return 0  # it was eligible, so none were running; the one just claimed counts
-        n = conn.execute("SELECT count(*) FROM tasks INDEXED BY tasks_leases "
-                         "WHERE state = 'running' AND shop_id = ?", (shop_id,)).fetchone()[0]
+        n = conn.execute(sql.RUNNING_OF_SHOP, (shop_id,)).fetchone()[0]
         return int(n) - sum(1 for t in claimed if t.shop_id == shop_id)
 
     def claim_many(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
@@ -183,8 +174,7 @@ class SqliteQueue(SqliteConnections):
             until = self.clock.now() + (lease_s if lease_s is not None else self._q.lease_s)
             lost = []
             for tid in ids:
-                cur = conn.execute("UPDATE tasks SET lease_until = ? WHERE id = ? AND "
-                                   "state = 'running' AND lease_owner = ?", (until, tid, owner))
+                cur = conn.execute(sql.RENEW_LEASE, (until, tid, owner))
                 if cur.rowcount == 0:
                     lost.append(tid)
             return lost
@@ -204,15 +194,12 @@ class SqliteQueue(SqliteConnections):
         best: tuple[int, int, int] | None = None  # (band, key, -id)
         best_pick: tuple[int, str] | None = None
         for tid, shop_id, not_before, band, key in conn.execute(
-                "SELECT id, shop_id, not_before, band, prio_key FROM tasks INDEXED BY "
-                "tasks_suspended WHERE state = 'suspended' ORDER BY band DESC, prio_key DESC, id"):
+                sql.BEST_SUSPENDED):
             if shop_id not in blocked and not_before <= now:
                 best, best_pick = (band, key, -tid), (int(tid), "suspended")
                 break
         cur = conn.execute(
-            "SELECT id, shop_id, not_before, band, prio_key FROM tasks INDEXED BY tasks_ready "
-            "WHERE state = 'queued' "
-            "ORDER BY band DESC, prio_key DESC, id LIMIT ?", (FAST_PATH_ROWS,))
+            sql.BEST_QUEUED, (FAST_PATH_ROWS,))
         seen = 0
         for tid, shop_id, not_before, band, key in cur:
             seen += 1
@@ -223,13 +210,11 @@ class SqliteQueue(SqliteConnections):
                 return best_pick
         if seen < FAST_PATH_ROWS:
             return best_pick
-        for (shop_id,) in conn.execute("SELECT id FROM shops").fetchall():
+        for (shop_id,) in conn.execute(sql.SHOP_IDS).fetchall():
             if shop_id in blocked:
                 continue
             r = conn.execute(
-                "SELECT id, band, prio_key FROM tasks INDEXED BY tasks_shop_ready "
-                "WHERE state = 'queued' AND shop_id = ? "
-                "AND not_before <= ? ORDER BY band DESC, prio_key DESC, id LIMIT 1",
+                sql.BEST_QUEUED_OF_SHOP,
                 (shop_id, now)).fetchone()
             if r is not None and (best is None or (r[1], r[2], -r[0]) > best):
                 best, best_pick = (r[1], r[2], -r[0]), (int(r[0]), "queued")
@@ -237,12 +222,9 @@ class SqliteQueue(SqliteConnections):
 
     def _blocked_shops(self, conn: sqlite3.Connection, exclude: frozenset[str]) -> set[int]:
         blocked = {int(r[0]) for r in conn.execute(
-            "SELECT shop_id FROM tasks INDEXED BY tasks_leases WHERE state = 'running' "
-            "GROUP BY shop_id "
-            "HAVING count(*) >= ?", (self._q.max_tasks_per_shop,))}
+            sql.FULL_SHOPS, (self._q.max_tasks_per_shop,))}
         blocked.update(int(r[0]) for r in conn.execute(
-            "SELECT id FROM shops WHERE paused = 1 OR domain IN "
-            "(SELECT domain FROM paused_domains)"))
+            sql.PAUSED_SHOPS))
         if exclude:
             marks = ",".join("?" * len(exclude))
             blocked.update(int(r[0]) for r in conn.execute(
@@ -274,8 +256,7 @@ class SqliteQueue(SqliteConnections):
                 "state = 'done', state_reason = 'finished', finished_at = ?, updated_at = ?, "
                 "results = coalesce(?, results)", (now, now, res))
             # Finished after an answer: its answered ticket(s) close with it.
-            conn.execute("UPDATE tickets SET state = 'closed', closed_at = ? WHERE task_id = ? "
-                         "AND state = 'answered'", (now, task_id))
+            conn.execute(sql.CLOSE_ANSWERED_TICKETS, (now, task_id))
         return op
 
     def ack_many(self, items: Sequence[tuple[int, str, dict[str, Any] | None]]
@@ -310,8 +291,7 @@ class SqliteQueue(SqliteConnections):
         def op(conn: sqlite3.Connection) -> TaskState:
             now = self.clock.now()
             row = conn.execute(
-                "SELECT attempts, max_attempts, base, urgency, bump, created_at FROM tasks "
-                "WHERE id = ? AND state = 'running' AND lease_owner = ?",
+                sql.HELD_TASK_ATTEMPTS,
                 (task_id, owner)).fetchone()
             if row is None:
                 raise LeaseLost(f"task {task_id} is no longer held by {owner}")
@@ -371,8 +351,7 @@ class SqliteQueue(SqliteConnections):
 
         def op(conn: sqlite3.Connection) -> None:
             cur = conn.execute(
-                "UPDATE tasks SET checkpoint = ?, updated_at = ? WHERE id = ? "
-                "AND state = 'running' AND lease_owner = ?",
+                sql.SAVE_CHECKPOINT,
                 (cp, self.clock.now(), task_id, owner))
             if cur.rowcount == 0:
                 raise LeaseLost(f"task {task_id} is no longer held by {owner}")
@@ -382,8 +361,7 @@ class SqliteQueue(SqliteConnections):
         """Extend a running task's lease; returns the new expiry."""
         def op(conn: sqlite3.Connection) -> float:
             until = self.clock.now() + (lease_s if lease_s is not None else self._q.lease_s)
-            cur = conn.execute("UPDATE tasks SET lease_until = ? WHERE id = ? AND "
-                               "state = 'running' AND lease_owner = ?", (until, task_id, owner))
+            cur = conn.execute(sql.RENEW_LEASE, (until, task_id, owner))
             if cur.rowcount == 0:
                 raise LeaseLost(f"task {task_id} is no longer held by {owner}")
             return until
@@ -415,8 +393,7 @@ class SqliteQueue(SqliteConnections):
         def op(conn: sqlite3.Connection) -> list[int]:
             now = self.clock.now()
             rows = conn.execute(
-                "SELECT id, lease_owner, lease_until, attempts, max_attempts, base, urgency, "
-                "bump, created_at FROM tasks WHERE state = 'running'").fetchall()
+                sql.RUNNING_LEASES).fetchall()
             out = []
             for tid, owner, until, attempts, max_attempts, base, urg, bump, created in rows:
                 why = why_of(owner, until)
@@ -426,9 +403,7 @@ class SqliteQueue(SqliteConnections):
                     self._ticket_lost_worker(conn, tid, why, attempts, now)
                 else:
                     conn.execute(
-                        "UPDATE tasks SET state = 'queued', state_reason = ?, updated_at = ?, "
-                        "lease_owner = NULL, lease_until = NULL, not_before = ?, prio_key = ? "
-                        "WHERE id = ?",
+                        sql.REQUEUE_RECOVERED,
                         (f"recovered: {why}", now, now,
                          self._key(base, urg, attempts, bump, created), tid))
                 out.append(int(tid))
@@ -441,19 +416,14 @@ class SqliteQueue(SqliteConnections):
         from ...tickets import Signature, normalise_error
 
         row = conn.execute(
-            "SELECT t.type, s.name, s.platform, s.domain FROM tasks t JOIN shops s "
-            "ON s.id = t.shop_id WHERE t.id = ?", (task_id,)).fetchone()
+            sql.TASK_SHOP, (task_id,)).fetchone()
         error = f"its worker was lost {attempts} times ({why})"
         sig = Signature(row[2], row[0], "", "lease_lost", normalise_error("worker lost"))
         cur = conn.execute(
-            "INSERT INTO tickets (task_id, state, kind, opened_at, shop, platform, domain, "
-            "task_type, step, step_name, error_class, error, signature, evidence) VALUES "
-            "(?, 'open', 'failure', ?, ?, ?, ?, ?, NULL, '', 'lease_lost', ?, ?, '{}')",
+            sql.OPEN_LOST_WORKER_TICKET,
             (task_id, now, row[1], row[2], row[3], row[0], error, sig.key))
         conn.execute(
-            "UPDATE tasks SET state = 'waiting_human', state_reason = ?, updated_at = ?, "
-            "lease_owner = NULL, lease_until = NULL, error_class = 'lease_lost', "
-            "last_error = ? WHERE id = ?",
+            sql.TASK_TO_PERSON_LOST_WORKER,
             (f"ticket #{cur.lastrowid}: {error}", now, error, task_id))
 
     # -- crashes (poison pills) ----------------------------------------------------------
@@ -484,8 +454,7 @@ class SqliteQueue(SqliteConnections):
                      message[:2000], ev, task_id, owner))
                 state = "quarantined"
             else:
-                row = conn.execute("SELECT base, urgency, attempts, bump, created_at FROM "
-                                   "tasks WHERE id = ?", (task_id,)).fetchone()
+                row = conn.execute(sql.TASK_PRIORITY_PARTS, (task_id,)).fetchone()
                 key = self._key(row[0], row[1], row[2], row[3], row[4]) if row else 0
                 cur = conn.execute(
                     f"UPDATE tasks SET state = 'queued', state_reason = ?, not_before = ?, "

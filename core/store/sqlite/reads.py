@@ -28,6 +28,7 @@ from ..records import (
     TaskRecord,
     TaskState,
 )
+from . import sql
 from .connection import SqliteConnections
 from .sql import TASK_COLUMNS
 
@@ -39,17 +40,17 @@ class SqliteReads(SqliteConnections):
 
     def shop_password_enc(self, name: str) -> bytes | None:
         row = self._reader().execute(
-            "SELECT password_enc FROM shops WHERE name = ?", (name,)).fetchone()
+            sql.SHOP_PASSWORD, (name,)).fetchone()
         if row is None:
             raise InvalidInput("shop", f"no shop named {name!r}")
         return bytes(row[0]) if row[0] is not None else None
 
     def shops(self) -> list[ShopRecord]:
-        rows = self._reader().execute("SELECT * FROM shops ORDER BY name").fetchall()
+        rows = self._reader().execute(sql.ALL_SHOPS).fetchall()
         return [self._shop_record(r) for r in rows]
 
     def shop(self, name: str) -> ShopRecord:
-        row = self._reader().execute("SELECT * FROM shops WHERE name = ?", (name,)).fetchone()
+        row = self._reader().execute(sql.SHOP_BY_NAME, (name,)).fetchone()
         if row is None:
             raise InvalidInput("shop", f"no shop named {name!r} (add it with 'shopfleet shop add')")
         return self._shop_record(row)
@@ -63,7 +64,7 @@ class SqliteReads(SqliteConnections):
 
     def paused_domains(self) -> list[str]:
         return [r[0] for r in self._reader().execute(
-            "SELECT domain FROM paused_domains ORDER BY domain")]
+            sql.PAUSED_DOMAINS)]
 
     # -- tasks ---------------------------------------------------------------------------
 
@@ -95,17 +96,16 @@ class SqliteReads(SqliteConnections):
             params.append(shop)
         order = ("t.band DESC, t.prio_key DESC, t.id" if state == "queued" else "t.id DESC")
         hint = " INDEXED BY tasks_ready" if state == "queued" and shop is None else ""
-        sql = (f"SELECT {TASK_COLUMNS} FROM tasks t{hint} JOIN shops s ON s.id = t.shop_id "
-               f"{'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY {order} "
-               "LIMIT ? OFFSET ?")
+        query = (f"SELECT {TASK_COLUMNS} FROM tasks t{hint} JOIN shops s ON s.id = t.shop_id "
+                 f"{'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY {order} "
+                 "LIMIT ? OFFSET ?")
         now = self.clock.now()
-        rows = self._reader().execute(sql, (*params, limit, offset)).fetchall()
+        rows = self._reader().execute(query, (*params, limit, offset)).fetchall()
         return [self._task_record(r, now) for r in rows]
 
     def events(self, task_id: int) -> list[TaskEvent]:
         rows = self._reader().execute(
-            "SELECT id, task_id, at, from_state, to_state, reason FROM task_events "
-            "WHERE task_id = ? ORDER BY id", (task_id,)).fetchall()
+            sql.TASK_EVENTS, (task_id,)).fetchall()
         return [TaskEvent(*tuple(r)) for r in rows]
 
     def _task_record(self, r: sqlite3.Row, now: float) -> TaskRecord:
@@ -126,7 +126,7 @@ class SqliteReads(SqliteConnections):
             evidence=json.loads(r["evidence"]) if r["evidence"] else None)
 
     def crashes(self, task_id: int) -> int:
-        row = self._reader().execute("SELECT crashes FROM tasks WHERE id = ?",
+        row = self._reader().execute(sql.TASK_CRASHES,
                                      (task_id,)).fetchone()
         return int(row[0]) if row else 0
 
@@ -159,7 +159,7 @@ class SqliteReads(SqliteConnections):
     # -- counts --------------------------------------------------------------------------
 
     def counts(self) -> dict[str, int]:
-        rows = self._reader().execute("SELECT state, n FROM state_counts").fetchall()
+        rows = self._reader().execute(sql.STATE_COUNTS).fetchall()
         counts = {s.value: 0 for s in TaskState}
         counts.update({r[0]: int(r[1]) for r in rows})
         return counts
@@ -172,21 +172,12 @@ class SqliteReads(SqliteConnections):
         conn.execute("BEGIN")
         try:
             oldest = conn.execute(
-                "SELECT min(m) FROM (SELECT min(created_at) AS m FROM tasks "
-                "INDEXED BY tasks_hard_aging WHERE state = 'queued' AND band = 0 UNION ALL "
-                "SELECT min(created_at) FROM tasks INDEXED BY tasks_ready "
-                "WHERE state = 'queued' AND band = 1)").fetchone()[0]
-            hard = conn.execute("SELECT count(*) FROM tasks INDEXED BY tasks_ready "
-                                "WHERE state = 'queued' AND band = 1").fetchone()[0]
+                sql.OLDEST_QUEUED).fetchone()[0]
+            hard = conn.execute(sql.HARD_AGED_COUNT).fetchone()[0]
             busy = {r[0]: int(r[1]) for r in conn.execute(
-                "SELECT s.name, count(*) FROM tasks t JOIN shops s ON s.id = t.shop_id "
-                "WHERE t.state = 'running' GROUP BY s.name")}
-            top = conn.execute("SELECT prio_key FROM tasks INDEXED BY tasks_ready "
-                               "WHERE state = 'queued' "
-                               "ORDER BY band DESC, prio_key DESC, id LIMIT 1").fetchone()
-            bottom = conn.execute("SELECT prio_key FROM tasks INDEXED BY tasks_ready "
-                                  "WHERE state = 'queued' "
-                                  "ORDER BY band, prio_key, id DESC LIMIT 1").fetchone()
+                sql.RUNNING_PER_SHOP)}
+            top = conn.execute(sql.TOP_KEY).fetchone()
+            bottom = conn.execute(sql.BOTTOM_KEY).fetchone()
         finally:
             conn.execute("COMMIT")
         return QueueStatus(
@@ -223,16 +214,14 @@ class SqliteReads(SqliteConnections):
     def metrics_history(self, *, since_minute: int = 0, limit: int = 1440
                         ) -> list[tuple[int, dict[str, Any]]]:
         rows = self._reader().execute(
-            "SELECT minute, data FROM metrics_minutes WHERE minute >= ? ORDER BY minute DESC "
-            "LIMIT ?", (since_minute, limit)).fetchall()
+            sql.METRICS_SINCE, (since_minute, limit)).fetchall()
         return [(int(m), json.loads(d)) for m, d in reversed(rows)]
 
     def meta(self, name: str) -> str | None:
-        row = self._reader().execute("SELECT value FROM meta WHERE name = ?",
+        row = self._reader().execute(sql.META_VALUE,
                                      (name,)).fetchone()
         return str(row[0]) if row else None
 
     def workers(self) -> list[WorkerInfo]:
-        rows = self._reader().execute("SELECT value FROM meta WHERE name LIKE 'worker:%' "
-                                      "ORDER BY name").fetchall()
+        rows = self._reader().execute(sql.WORKERS).fetchall()
         return [worker_info(json.loads(r[0])) for r in rows]

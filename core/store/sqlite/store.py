@@ -27,6 +27,7 @@ from ..pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
 from ..prepare import prepare_specs
 from ..records import ShopRecord, TaskState, domain_of
 from . import pages as sqlite_pages
+from . import sql
 from .queue import SqliteQueue
 from .reads import SqliteReads
 
@@ -65,8 +66,7 @@ class SqliteStore(SqliteQueue, SqliteReads):
         def op(conn: sqlite3.Connection) -> None:
             try:
                 conn.execute(
-                    "INSERT INTO shops (name, platform, base_url, domain, username, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    sql.INSERT_SHOP,
                     (name, platform, base_url.rstrip("/"), domain, username, now))
             except sqlite3.IntegrityError:
                 raise InvalidInput("name", f"a shop named {name!r} exists already") from None
@@ -95,13 +95,13 @@ class SqliteStore(SqliteQueue, SqliteReads):
         """Set the origins a shop's tasks may load besides its own (replaces the list)."""
         self.shop(name)
         text = json.dumps(normalise_origins(origins))
-        self._call(lambda c: c.execute("UPDATE shops SET allowed_origins = ? WHERE name = ?",
+        self._call(lambda c: c.execute(sql.SET_SHOP_ORIGINS,
                                        (text, name)))
         return self.shop(name)
 
     def set_shop_paused(self, name: str, paused: bool) -> ShopRecord:
         self.shop(name)
-        self._call(lambda c: c.execute("UPDATE shops SET paused = ? WHERE name = ?",
+        self._call(lambda c: c.execute(sql.SET_SHOP_PAUSED,
                                        (int(paused), name)))
         return self.shop(name)
 
@@ -110,11 +110,10 @@ class SqliteStore(SqliteQueue, SqliteReads):
         now = self.clock.now()
         if paused:
             self._call(lambda c: c.execute(
-                "INSERT INTO paused_domains (domain, since, reason) VALUES (?, ?, ?) "
-                "ON CONFLICT (domain) DO UPDATE SET reason = excluded.reason",
+                sql.PAUSE_DOMAIN,
                 (domain, now, reason)))
         else:
-            self._call(lambda c: c.execute("DELETE FROM paused_domains WHERE domain = ?",
+            self._call(lambda c: c.execute(sql.UNPAUSE_DOMAIN,
                                            (domain,)))
 
     # -- submission ----------------------------------------------------------------------
@@ -157,7 +156,7 @@ class SqliteStore(SqliteQueue, SqliteReads):
         fresh: list[int] = []
         for i, t in enumerate(prepared):
             if t["key"] is not None:
-                row = conn.execute("SELECT id, type, shop_id, spec FROM tasks WHERE key = ?",
+                row = conn.execute(sql.TASK_BY_KEY,
                                    (t["key"],)).fetchone()
                 if row is not None:
                     if (row[1], row[2], row[3]) != (t["type"], t["shop_id"], t["spec"]):
@@ -179,10 +178,7 @@ class SqliteStore(SqliteQueue, SqliteReads):
             t = prepared[i]
             key = self._key(t["base"], t["urgency"], 0, 0.0, now)
             cur = conn.execute(
-                "INSERT INTO tasks (key, type, shop_id, state, state_reason, base, urgency, "
-                "urgency_fixed, urgency_next_at, prio_key, created_at, updated_at, not_before, "
-                "deadline, max_attempts, spec) VALUES (?, ?, ?, 'queued', 'submitted', ?, ?, ?, "
-                "?, ?, ?, ?, ?, ?, ?, ?)",
+                sql.INSERT_TASK,
                 (t["key"], t["type"], t["shop_id"], t["base"], t["urgency"],
                  t["urgency_fixed"], t["urgency_next_at"], key, now, now, now, t["deadline"],
                  t["max_attempts"], t["spec"]))
@@ -191,8 +187,7 @@ class SqliteStore(SqliteQueue, SqliteReads):
 
     @staticmethod
     def _queued_count(conn: sqlite3.Connection) -> int:
-        row = conn.execute("SELECT sum(n) FROM state_counts WHERE state IN "
-                           "('queued', 'suspended')").fetchone()
+        row = conn.execute(sql.WAITING_COUNT).fetchone()
         return int(row[0]) if row and row[0] else 0
 
     # -- tickets and rules (one transaction with the task's state change) ----------------
@@ -267,7 +262,7 @@ class SqliteStore(SqliteQueue, SqliteReads):
         def op(conn: sqlite3.Connection) -> float:
             now = self.clock.now()
             row = conn.execute(
-                "SELECT state, base, urgency, attempts, bump, created_at FROM tasks WHERE id = ?",
+                sql.TASK_STATE_AND_PRIORITY,
                 (task_id,)).fetchone()
             if row is None:
                 raise UnknownTask(task_id)
@@ -281,11 +276,10 @@ class SqliteStore(SqliteQueue, SqliteReads):
             delta = (to - current) if to is not None else float(by or 0.0)
             new_bump = bump + delta
             conn.execute(
-                "UPDATE tasks SET bump = ?, prio_key = ?, updated_at = ? WHERE id = ?",
+                sql.SET_BUMP,
                 (new_bump, self._key(base, urg, attempts, new_bump, created), now, task_id))
             conn.execute(
-                "INSERT INTO task_events (task_id, at, from_state, to_state, reason) "
-                "VALUES (?, ?, ?, ?, ?)",
+                sql.LOG_EVENT,
                 (task_id, now, state, state, f"bumped {delta:+.3f} to {current + delta:.3f}"))
             return current + delta
         return float(self._call(op))
@@ -295,18 +289,16 @@ class SqliteStore(SqliteQueue, SqliteReads):
         worker finds out at its next checkpoint and stops."""
         def op(conn: sqlite3.Connection) -> TaskState:
             now = self.clock.now()
-            row = conn.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            row = conn.execute(sql.TASK_STATE, (task_id,)).fetchone()
             if row is None:
                 raise UnknownTask(task_id)
             if TaskState(row[0]).is_final:
                 raise Refused(f"task {task_id} is already {row[0]}")
             conn.execute(
-                "UPDATE tasks SET state = 'cancelled', state_reason = ?, finished_at = ?, "
-                "updated_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?",
+                sql.CANCEL_TASK,
                 (reason, now, now, task_id))
             # Its open or answered tickets end with it.
-            conn.execute("UPDATE tickets SET state = 'cancelled', closed_at = ? WHERE "
-                         "task_id = ? AND state IN ('open', 'answered')", (now, task_id))
+            conn.execute(sql.CANCEL_TASK_TICKETS, (now, task_id))
             return TaskState(row[0])
         previous: TaskState = self._call(op)
         self._room_freed()
@@ -315,23 +307,22 @@ class SqliteStore(SqliteQueue, SqliteReads):
     def log_event(self, task_id: int, reason: str) -> None:
         """Add a line to a task's history without changing its state (a decision about it)."""
         def op(conn: sqlite3.Connection) -> None:
-            row = conn.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            row = conn.execute(sql.TASK_STATE, (task_id,)).fetchone()
             if row is not None:
-                conn.execute("INSERT INTO task_events (task_id, at, from_state, to_state, "
-                             "reason) VALUES (?, ?, ?, ?, ?)",
+                conn.execute(sql.LOG_EVENT,
                              (task_id, self.clock.now(), row[0], row[0], reason))
         self._call(op)
 
     def request_preempt(self, task_id: int, reason: str) -> None:
         """Ask whichever engine holds ``task_id`` to suspend it at its next safe step."""
         def op(conn: sqlite3.Connection) -> None:
-            row = conn.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            row = conn.execute(sql.TASK_STATE, (task_id,)).fetchone()
             if row is None:
                 raise UnknownTask(task_id)
             if row[0] != "running":
                 raise Refused(f"task {task_id} is {row[0]}; only a running task can be "
                               "preempted")
-            conn.execute("UPDATE tasks SET preempt_requested = ? WHERE id = ?",
+            conn.execute(sql.REQUEST_PREEMPT,
                          (reason, task_id))
         self._call(op)
 
@@ -344,10 +335,9 @@ class SqliteStore(SqliteQueue, SqliteReads):
         snap = json.dumps(snapshot, ensure_ascii=False, default=str) if snapshot else None
 
         def op(conn: sqlite3.Connection) -> None:
-            conn.execute("INSERT INTO metrics_minutes (minute, data) VALUES (?, ?) "
-                         "ON CONFLICT (minute) DO UPDATE SET data = excluded.data",
+            conn.execute(sql.SET_METRICS_MINUTE,
                          (minute, text))
-            conn.execute("DELETE FROM metrics_minutes WHERE minute < ?",
+            conn.execute(sql.DROP_METRICS_BEFORE,
                          (minute - int(keep_days * 1440),))
             if snap is not None:
                 self._set_meta(conn, "engine_snapshot", snap)
@@ -358,8 +348,7 @@ class SqliteStore(SqliteQueue, SqliteReads):
 
     @staticmethod
     def _set_meta(conn: sqlite3.Connection, name: str, value: str) -> None:
-        conn.execute("INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) "
-                     "DO UPDATE SET value = excluded.value", (name, value))
+        conn.execute(sql.SET_META, (name, value))
 
     # -- capabilities and page reads of the Store protocol (core.store.base) -------------
 
