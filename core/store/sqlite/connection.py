@@ -40,14 +40,8 @@ WAL_BACKSTOP_PAGES = 10_000
 class SqliteConnections:
     """An SQLite store file's connections and writer thread (WAL mode).
 
-    Args:
-        path: the database file (created with its folder if missing, owner-only).
-        readonly: open for reading only (the CLI's read-only commands): a missing file is an
-            error, nothing is created, migrated or written, and every write is refused.
-        settings: the validated configuration.
-        clock: time source for every timestamp (a fake one in tests).
-        validator: extra per-task checks at submission (flows and placeholders), raising
-            :class:`SpecError`; runs before anything is written.
+    Opened with the arguments of :class:`core.store.sqlite.store.SqliteStore`, which is the
+    one class built on it that anything outside this package uses.
     """
 
     def __init__(self, path: str | Path, *, settings: Settings | None = None,
