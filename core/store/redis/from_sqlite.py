@@ -272,7 +272,7 @@ def _connect(url: str) -> Any:
     try:
         client.ping()
     except redis.RedisError as exc:
-        from .store import connect_error
+        from .connection import connect_error
 
         client.close()
         raise connect_error(exc, public_url(url), field="--to") from None
@@ -555,7 +555,7 @@ class _Migration:
             self.sample[task_id] = fields
 
     def copy_events(self, totals: dict[str, int]) -> None:
-        from .store import STREAM_MAXLEN
+        from .connection import STREAM_MAXLEN
 
         write = self.r.register_script(_prelude() + WRITE_EVENTS)
         args = _script_args(self.k, self.settings, self.clock.now())
