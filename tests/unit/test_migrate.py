@@ -451,3 +451,19 @@ def test_the_command_migrates_a_file_and_prints_the_report(
     report = json.loads(out)
     assert code == 0 and report["ok"] and report["verification"]["sampled"] == n
     assert report["prefix"] == "b" and report["destination"] == redis_url
+
+
+def test_the_source_file_is_read_never_changed(make_store: StoreFactory, clock: FakeClock,
+                                               redis_url: str) -> None:
+    src = make_store()
+    desktop(src, clock)
+    src.close()                                   # the desktop stopped, as the command asks
+    path = src.path
+    path.chmod(0o644)                             # even its mode is left as it was found
+    before = path.read_bytes()
+    report = mig.migrate(path, redis_url, settings=SETTINGS, clock=clock)
+    assert report.ok and report.copied["tasks"] > 0
+    assert path.read_bytes() == before
+    assert path.stat().st_mode & 0o777 == 0o644
+    wal = Path(f"{path}-wal")   # a read-only reader of a WAL file may leave it, but empty
+    assert not wal.exists() or wal.stat().st_size == 0

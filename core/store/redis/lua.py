@@ -9,6 +9,11 @@ single Redis, or a cluster with the whole prefix in one hash slot, e.g. ``{shopf
 Numbers are written as ``%.17g`` text (exact round trip), never through Lua's default
 ``tostring`` (14 digits) nor through ``cjson`` numbers. A script signals a refusal with an error
 reply ``SF:<kind>:<text>`` that the store turns into the matching exception.
+
+Over 600 lines on purpose: it is one thing, the store's whole server side, and its scripts share
+one PRELUDE (key names, number formatting, ``enter``/``leave`` of the queue indexes) that each
+script is registered with; split across modules, a change to the shared Lua would no longer be
+read beside every script that depends on it.
 """
 
 from __future__ import annotations
