@@ -13,6 +13,7 @@ from ...errors import (
 )
 from ...priority import KEY_SCALE, score_from_key
 from ..base import WorkerInfo, worker_info
+from ..prepare import check_listing
 from ..records import (
     QueueStatus,
     ShopRecord,
@@ -96,11 +97,7 @@ class RedisReads(RedisConnection):
     def tasks(self, *, state: str | None = None, shop: str | None = None, limit: int = 50,
               offset: int = 0) -> list[TaskRecord]:
         """Tasks, best first for queued ones, newest first otherwise."""
-        if state is not None and state not in {s.value for s in TaskState}:
-            raise InvalidInput("--state", f"{state!r} is not a task state "
-                               f"({', '.join(s.value for s in TaskState)})")
-        if limit < 1:
-            raise InvalidInput("--limit", "must be at least 1")
+        check_listing(state, limit)
         sid = self.shop(shop).id if shop is not None else None
         end = offset + limit - 1
         k = self.keys

@@ -21,6 +21,7 @@ from ...priority import (
     score_from_key,
 )
 from ..base import WorkerInfo, worker_info
+from ..prepare import check_listing
 from ..records import (
     QueueStatus,
     ShopRecord,
@@ -79,11 +80,7 @@ class SqliteReads(SqliteConnections):
     def tasks(self, *, state: str | None = None, shop: str | None = None, limit: int = 50,
               offset: int = 0) -> list[TaskRecord]:
         """Tasks, best first for queued ones, newest first otherwise."""
-        if state is not None and state not in {s.value for s in TaskState}:
-            raise InvalidInput("--state", f"{state!r} is not a task state "
-                               f"({', '.join(s.value for s in TaskState)})")
-        if limit < 1:
-            raise InvalidInput("--limit", "must be at least 1")
+        check_listing(state, limit)
         where, params = [], []
         if state == "queued":
             where.append("t.state = 'queued'")  # a literal: the partial index serves it
