@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -35,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from core import Settings, open_store
+from core.store.sqlite.bulk import load_rows
 
 BENCH = "console"
 
@@ -63,7 +65,7 @@ def build(path: Path, n: int) -> Settings:
                    "created_at": now - rng.random() * 1200, "urgency": rng.random()}
 
     t0 = time.perf_counter()
-    store.submit_rows_bulk(rows())
+    load_rows(store, rows())
     note(f"{n} tasks queued in {time.perf_counter() - t0:.1f}s")
     store.close()
     return settings
@@ -131,11 +133,13 @@ async def measure(settings: Settings, path: Path, n: int, seconds: float) -> Non
     growth = rss_mb() - rss0
     emit(BENCH, "shopfleet", "rss_growth_mb", growth, "MiB", n=n, target=100,
          met=growth < 100)
+    naive = sqlite3.connect(path)  # the peer: an OFFSET page on a connection of its own
     t0 = time.perf_counter()
-    store.read("SELECT t.id FROM tasks t WHERE t.state = 'queued' ORDER BY t.band DESC, "
-               "t.prio_key DESC, t.id LIMIT 200 OFFSET ?", (n // 2,))
+    naive.execute("SELECT t.id FROM tasks t WHERE t.state = 'queued' ORDER BY t.band DESC, "
+                  "t.prio_key DESC, t.id LIMIT 200 OFFSET ?", (n // 2,)).fetchall()
     emit(BENCH, "naive_offset", "naive_offset_page_ms", (time.perf_counter() - t0) * 1000,
          "ms", n=n, offset=n // 2)
+    naive.close()
     await window.shutdown()
 
 

@@ -3,7 +3,8 @@
 Measured in one run:
 
 1. tasks/s end to end — ``n`` no-op tasks (100,000; ``--quick`` 10,000) queued beforehand with
-   ``submit_rows_bulk``, then the real engine (store, dispatcher, rate gates, breakers,
+   ``core.store.sqlite.bulk.load_rows``, then the real engine (store, dispatcher, rate gates,
+   breakers,
    ``NoopExecutor``) runs them with ``run_until_idle``: every task is claimed (in batches, one
    commit per round), takes a global and a domain token, and is acknowledged through the store's
    writer thread. ``synchronous=FULL`` and ``NORMAL``, 64 and 256 slots. Gates are unlimited
@@ -50,6 +51,7 @@ from core.build import build_engine
 from core.config import Settings
 from core.engine.gates import TokenBucket
 from core.store import SqliteStore
+from core.store.sqlite.bulk import load_rows
 
 BENCH = "engine"
 SHOPS = 1024
@@ -169,7 +171,7 @@ def dispatch(root: Path, mode: str, slots: int, sizes: Sizes, out: Results) -> N
     try:
         ids = add_shops(store)
         with Stopwatch() as sub:
-            store.submit_rows_bulk(rows(ids, n))
+            load_rows(store, rows(ids, n))
         note(f"{mode} slots={slots}: {n} tasks queued in {sub.s:.1f}s; running the engine "
              f"(at most {sizes.budget_s:g}s)")
         gc.collect()

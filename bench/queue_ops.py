@@ -44,7 +44,8 @@ from _common import Stopwatch, arg_parser, emit, note, percentiles, rss_mb, temp
 from core.config import Settings
 from core.specs import TaskSpec
 from core.store import SqliteStore, new_owner_id
-from core.store.schema import migrate
+from core.store.sqlite.bulk import group_commit_stats, load_rows
+from core.store.sqlite.schema import migrate
 
 BENCH = "queue_ops"
 SHOPS = 64
@@ -145,7 +146,7 @@ def sf_concurrent(path: Path, mode: str, n: int) -> tuple[float, float, int]:
     try:
         ids = sf_shops(store)
         # Extra tasks so that the last claims still find a task of an idle shop.
-        store.submit_rows_bulk(sf_rows(ids, n + SHOPS * 4))
+        load_rows(store, sf_rows(ids, n + SHOPS * 4))
         lock = threading.Lock()
         left = [n]
         empty = [0]
@@ -175,12 +176,12 @@ def sf_concurrent(path: Path, mode: str, n: int) -> tuple[float, float, int]:
                    for i in range(THREADS)]
         for t in threads:
             t.start()
-        commits0, ops0 = store.group_commit_stats
+        commits0, ops0 = group_commit_stats(store)
         start.wait()
         with Stopwatch() as sw:
             for t in threads:
                 t.join()
-        commits1, ops1 = store.group_commit_stats
+        commits1, ops1 = group_commit_stats(store)
         if errors:
             raise errors[0]
         return n / sw.s, (ops1 - ops0) / max(1, commits1 - commits0), empty[0]
@@ -522,7 +523,7 @@ def run_latency(root: Path, sizes: Sizes, out: Results) -> None:
         store = sf_open(path, "NORMAL")
         try:
             ids = sf_shops(store)
-            store.submit_rows_bulk(sf_rows(ids, big))
+            load_rows(store, sf_rows(ids, big))
         finally:
             store.close()
         for mode in MODES:

@@ -55,7 +55,7 @@ def store_from_url(url: str, settings: Settings, *, clock: Clock = SYSTEM_CLOCK,
     if url.startswith(("redis://", "rediss://", "unix://")):
         url = with_env_password(url)
         try:
-            from .store.redis_store import RedisStore
+            from .store.redis.store import RedisStore
         except ImportError as exc:  # the optional extra is not installed
             raise EnvironmentProblem(
                 f"the Redis store needs the 'redis' package ({exc}); install "

@@ -13,8 +13,8 @@ table and are not offered. A multi-state view (history) reads each state through
 merges the pages.
 
 The same functions serve every store: the reads are :class:`core.store.base.Store` methods,
-SQL in :mod:`core.store.sqlite_pages` and the Redis key layout in
-:mod:`core.store.redis_queries`, with the same rows, order and cursors (row types and order in
+SQL in :mod:`core.store.sqlite.pages` and the Redis key layout in
+:mod:`core.store.redis.pages`, with the same rows, order and cursors (row types and order in
 :mod:`core.store.pages`).
 
 All functions block (they read the database): call them off any event loop.

@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ShopFleetError as exc:
         return _error(cli, exc, 1)
     except sqlite3.OperationalError as exc:
-        from ..store.writer import disk_full, is_disk_full
+        from ..store.sqlite.writer import disk_full, is_disk_full
 
         if is_disk_full(exc):  # a read or a pragma outside the writer met a full disk
             return _error(cli, disk_full(cli.where), 1)

@@ -1,5 +1,5 @@
 """``shopfleet migrate --from sqlite:PATH --to redis://…``: move a desktop's store to Redis.
-The copy and its verification are :func:`core.migrate.migrate`'s."""
+The copy and its verification are :func:`core.store.redis.from_sqlite.migrate`'s."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..errors import InvalidInput
-from ..migrate import migrate
+from ..store.redis.from_sqlite import migrate
 from .context import Cli
 
 

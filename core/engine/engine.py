@@ -265,7 +265,7 @@ class Engine:
         poll_s: longest idle wait before looking at the queue again (other processes submit).
         owner: this worker's id in the store's leases (default: a fresh one).
         gates, breakers: the rate gates and circuit breakers (default: this process's own;
-            :func:`core.engine.build.build_engine` passes a fleet's Redis twins).
+            :func:`core.build.build_engine` passes a fleet's Redis twins).
     """
 
     def __init__(self, store: Store, settings: Settings | None = None, *,
@@ -286,7 +286,7 @@ class Engine:
         self.poll_s = poll_s
         self.grace_s = grace_s
         self._changed_gates: set[str] = set()
-        # The composition root (core.engine.build) passes the fleet's Redis gates and breakers
+        # The composition root (core.build) passes the fleet's Redis gates and breakers
         # for a shared store; by default they live in this process.
         self.gates: RateGates | RedisRateGates = (
             gates if gates is not None else RateGates(self.settings.gates, clock=clock))

@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 from .aio import AsyncStore
-from .records import ClaimedTask, QueueStatus, ShopRecord, TaskEvent, TaskRecord, TaskState
-from .sqlite import SqliteStore, check_sqlite_version, domain_of, new_owner_id
+from .owners import new_owner_id
+from .records import (
+    ClaimedTask,
+    QueueStatus,
+    ShopRecord,
+    TaskEvent,
+    TaskRecord,
+    TaskState,
+    domain_of,
+)
+from .sqlite import SqliteStore, check_sqlite_version
 
 __all__ = [
     "AsyncStore",

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from ..tickets import KbAnswer, Rule, RuleAction, Signature, Ticket
     from .pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
 
+FAST_PATH_ROWS = 256
+"""Best queued tasks a claim looks at before it asks each shop for its best one instead (both
+stores: SQLite's ``_pick``, Redis's claim script)."""
+
 
 @dataclass(frozen=True)
 class WorkerInfo:

@@ -2,8 +2,8 @@
 
 The row types and the keyset order of :mod:`core.queries`: a page is the rows after a cursor
 (the last row's sort values) in a total order; a multi-state view merges its states' pages.
-Each store reads pages in its own module (:mod:`core.store.sqlite_pages`,
-:mod:`core.store.redis_queries`) behind the :class:`core.store.base.Store` methods
+Each store reads pages in its own module (:mod:`core.store.sqlite.pages`,
+:mod:`core.store.redis.pages`) behind the :class:`core.store.base.Store` methods
 ``task_page``, ``count_filtered``, ``task_rows`` and ``shop_rows``.
 """
 

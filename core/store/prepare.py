@@ -1,4 +1,5 @@
-"""Checking a batch of submissions before any store writes it (shared by every store)."""
+"""Checking what callers hand a store before it writes or reads (shared by every store):
+a batch of submissions, and the arguments of a task listing."""
 
 from __future__ import annotations
 
@@ -6,10 +7,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..config import PrioritySettings
-from ..errors import SpecError
+from ..errors import InvalidInput, SpecError
 from ..specs import TaskSpec
 from ..urgency import estimator_for
-from .records import ShopRecord
+from .records import ShopRecord, TaskState
 
 Validator = Callable[[TaskSpec, ShopRecord], None]
 """Extra per-task checks at submission (flows and placeholders), raising :class:`SpecError`."""
@@ -68,3 +69,16 @@ def prepare_specs(specs: Sequence[TaskSpec], shops: dict[str, ShopRecord],
             urgency, fixed, next_at = float(est.points), 0, est.next_change_at
         out.append(Prepared(spec, shop, float(base), urgency, fixed, next_at))
     return out
+
+
+def check_listing(state: str | None, limit: int) -> None:
+    """The arguments of :meth:`core.store.base.Store.tasks`, as the command line names them.
+
+    Raises:
+        InvalidInput: ``state`` is not a task state, or ``limit`` is below 1.
+    """
+    if state is not None and state not in {s.value for s in TaskState}:
+        raise InvalidInput("--state", f"{state!r} is not a task state "
+                           f"({', '.join(s.value for s in TaskState)})")
+    if limit < 1:
+        raise InvalidInput("--limit", "must be at least 1")

@@ -5,6 +5,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
+
+from ..errors import InvalidInput
 
 
 class TaskState(enum.StrEnum):
@@ -138,3 +141,11 @@ class QueueStatus:
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def domain_of(url: str) -> str:
+    """A shop's domain (what its gates and breakers are keyed by): the host of its URL."""
+    host = urlsplit(url).hostname
+    if not host:
+        raise InvalidInput("base_url", f"{url!r} has no host name (e.g. https://seller.example)")
+    return host.lower()

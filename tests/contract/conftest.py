@@ -28,9 +28,9 @@ StoreFactory = Callable[..., Store]
 
 def _redis_store_class() -> Any:
     try:
-        module = importlib.import_module("core.store.redis_store")
+        module = importlib.import_module("core.store.redis.store")
     except ImportError as exc:
-        pytest.fail(f"core.store.redis_store cannot be imported ({exc}): the Redis store does "
+        pytest.fail(f"core.store.redis.store cannot be imported ({exc}): the Redis store does "
                     "not meet the store contract yet")
     return module.RedisStore
 

@@ -119,7 +119,7 @@ def _alive(workers: list[subprocess.Popen[bytes]], homes: list[Path]) -> None:
 
 
 def test_three_workers_share_one_redis_queue(redis_url: str, tmp_path: Path) -> None:
-    from core.store.redis_store import RedisStore
+    from core.store.redis.store import RedisStore
 
     cfg = tmp_path / "fleet.toml"
     cfg.write_text(CONFIG)

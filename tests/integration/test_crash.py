@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from core.store import SqliteStore
+from tests.store_checks import sqlite_integrity
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -67,7 +68,7 @@ def test_sigkill_at_random_points_loses_no_task(tmp_path: Path) -> None:
             recovered = store.recover_expired()
             counts = store.counts()
             assert counts["running"] == 0, f"leases not recovered after kill {i}"
-            assert store.integrity_check() == "ok"
+            assert sqlite_integrity(store.path) == "ok"
             for tid in recovered:
                 assert store.task(tid).state.value in ("queued", "failed", "waiting_human")
         finally:

@@ -23,8 +23,9 @@ import pytest
 from core import DemoSite, TaskSpec, open_store
 from core.config import Settings
 from core.demo import register_demo_shops
-from core.store.sqlite_tickets import SqliteTicketBook
+from core.store.sqlite.tickets import SqliteTicketBook
 from core.vault import Vault
+from tests.store_checks import sqlite_integrity
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,7 +158,7 @@ def test_sigkill_during_writes_never_writes_twice(tmp_path: Path) -> None:
             assert rec.state.value == "waiting_human", (tid, rec.state, rec.last_error)
             kinds = [t.kind for t in book.tickets(state=None) if t.task_id == tid]
             assert kinds == ["write_unknown"], (tid, kinds)
-        assert store.integrity_check() == "ok"
+        assert sqlite_integrity(store.path) == "ok"
     finally:
         store.close()
     assert len(hit) >= 2, f"only {len(hit)} kills landed inside a write; the test proved little"

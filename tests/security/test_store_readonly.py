@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.store import SqliteStore
-from core.store.schema import MIGRATIONS, SCHEMA_VERSION
+from core.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 
 from .clirun import digest, json_error, one_error_line, run, run_proc, tree
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,18 +13,19 @@ from typing import Any
 import pytest
 import redis
 
-from core import migrate as mig
 from core.cli import Cli
 from core.cli import migrate as migrate_cli
 from core.cli.args import common_options
 from core.config import Settings
 from core.errors import Refused
 from core.store import SqliteStore, TaskState
-from core.store.redis_keys import Keys
+from core.store.redis import from_sqlite as mig
+from core.store.redis.keys import Keys
 from core.testing import FakeClock
 from core.tickets import RuleAction, Signature, TicketState, normalise_error
 from tests.conftest import StoreFactory
 from tests.helpers import spec
+from tests.store_checks import redis_real_counts
 
 ERROR = "locator #submit-btn matched nothing after 3 tries"
 SIG = Signature("pdd", "upload_product", "submit", "page_changed", normalise_error(ERROR))
@@ -34,7 +36,7 @@ SETTINGS = Settings()
 @pytest.fixture
 def redis_store(redis_url: str, clock: FakeClock) -> Iterator[Callable[..., Any]]:
     """Open RedisStores on the test's Redis (closed afterwards)."""
-    from core.store.redis_store import RedisStore
+    from core.store.redis.store import RedisStore
 
     opened: list[Any] = []
 
@@ -141,8 +143,17 @@ def desktop(store: SqliteStore, clock: FakeClock) -> dict[str, int]:
     return t
 
 
+def read(store: SqliteStore, sql: str) -> list[tuple[Any, ...]]:
+    """Rows of the store's file, read beside the store (the test's own connection)."""
+    conn = sqlite3.connect(store.path)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
 def all_ids(store: SqliteStore) -> list[int]:
-    return [int(r[0]) for r in store.read("SELECT id FROM tasks ORDER BY id")]
+    return [int(r[0]) for r in read(store, "SELECT id FROM tasks ORDER BY id")]
 
 
 def drain_both(a: Any, b: Any, clock: FakeClock) -> tuple[list[int], list[int]]:
@@ -171,7 +182,7 @@ def test_everything_is_copied_with_ids_and_indexes(make_store: StoreFactory, clo
     src = make_store()
     t = desktop(src, clock)
     steps: list[tuple[str, int, int]] = []
-    report = mig.migrate(src, redis_url, settings=SETTINGS, clock=clock, batch=3,
+    report = mig.migrate(src.path, redis_url, settings=SETTINGS, clock=clock, batch=3,
                          progress=lambda s, d, n: steps.append((s, d, n)))
 
     assert report.ok and not report.dry_run and report.recovered == []
@@ -218,14 +229,14 @@ def test_everything_is_copied_with_ids_and_indexes(make_store: StoreFactory, clo
     assert db.matching_rule(SIG) == sb.matching_rule(SIG) is not None
     assert db.matching_rule(CAPTCHA) is None                         # disabled stays off
     assert db.quarantined() == sb.quarantined()
-    assert dst.real_counts() == src.counts()
+    assert redis_real_counts(dst) == src.counts()
 
 
 def test_the_migrated_queue_claims_in_the_same_order(make_store: StoreFactory, clock: FakeClock,
                                                      redis_url: str, redis_store: Any) -> None:
     src = make_store()
     desktop(src, clock)
-    mig.migrate(src, redis_url, settings=SETTINGS, clock=clock)
+    mig.migrate(src.path, redis_url, settings=SETTINGS, clock=clock)
     dst = redis_store()
     on_redis, on_sqlite = drain_both(dst, src, clock)
     assert on_redis == on_sqlite
@@ -236,8 +247,8 @@ def test_the_fleet_carries_on_with_fresh_ids(make_store: StoreFactory, clock: Fa
                                              redis_url: str, redis_store: Any) -> None:
     src = make_store()
     t = desktop(src, clock)
-    max_event = int(src.read("SELECT max(id) FROM task_events")[0][0])
-    mig.migrate(src, redis_url, settings=SETTINGS, clock=clock)
+    max_event = int(read(src, "SELECT max(id) FROM task_events")[0][0])
+    mig.migrate(src.path, redis_url, settings=SETTINGS, clock=clock)
     dst = redis_store()
     book = dst.ticket_book()
 
@@ -274,7 +285,7 @@ def test_running_tasks_are_refused_and_nothing_is_written(
     tid = src.submit(spec())
     src.claim("desk")
     with pytest.raises(Refused, match=rf"1 task is running on the desktop \(#{tid}\).*--force"):
-        mig.migrate(src, redis_url, settings=SETTINGS)
+        mig.migrate(src.path, redis_url, settings=SETTINGS)
     assert raw(redis_url).keys("*") == []
 
 
@@ -288,7 +299,7 @@ def test_force_moves_running_tasks_back_to_the_queue_like_a_recovery(
     src.request_preempt(a, "console asked")
     assert src.claim("desk").id == b                                     # type: ignore[union-attr]
     clock.advance(7)
-    report = mig.migrate(src, redis_url, settings=SETTINGS, clock=clock, force=True)
+    report = mig.migrate(src.path, redis_url, settings=SETTINGS, clock=clock, force=True)
     assert report.ok and report.recovered == [a, b]
     assert report.tasks_by_state["running"] == 2                         # as the desktop had it
 
@@ -322,12 +333,12 @@ def test_a_destination_holding_data_is_refused(make_store: StoreFactory, clock: 
     other = redis_store()                        # a fleet already runs under the default prefix
     other.add_shop("x", platform="pdd", base_url="https://x.example")
     with pytest.raises(Refused, match=r"prefix 'shopfleet' already holds data.*redis_prefix"):
-        mig.migrate(src, redis_url, settings=SETTINGS, clock=clock)
+        mig.migrate(src.path, redis_url, settings=SETTINGS, clock=clock)
     assert redis_store().shops() == [other.shop("x")]                    # untouched
-    report = mig.migrate(src, redis_url, settings=SETTINGS, clock=clock, prefix="fleet2")
+    report = mig.migrate(src.path, redis_url, settings=SETTINGS, clock=clock, prefix="fleet2")
     assert report.ok and report.prefix == "fleet2"
     with pytest.raises(Refused, match="already holds a finished migration"):
-        mig.migrate(src, redis_url, settings=SETTINGS, clock=clock, prefix="fleet2",
+        mig.migrate(src.path, redis_url, settings=SETTINGS, clock=clock, prefix="fleet2",
                     force=True)
 
 
@@ -343,13 +354,13 @@ def test_an_interrupted_migration_is_reported_and_force_starts_over(
     with monkeypatch.context() as m:
         m.setattr(mig._Migration, "copy_tickets", crash)
         with pytest.raises(KeyboardInterrupt):
-            mig.migrate(src, redis_url, settings=SETTINGS, clock=clock)
+            mig.migrate(src.path, redis_url, settings=SETTINGS, clock=clock)
     r = raw(redis_url)
     assert r.hget("shopfleet:meta", mig.MARKER) == mig.IN_PROGRESS
     with pytest.raises(Refused, match=r"earlier migration that did not finish.*--force"):
-        mig.migrate(src, redis_url, settings=SETTINGS, clock=clock)
+        mig.migrate(src.path, redis_url, settings=SETTINGS, clock=clock)
     r.set("shopfleet2:unrelated", "kept")         # another prefix is none of our business
-    report = mig.migrate(src, redis_url, settings=SETTINGS, clock=clock, force=True)
+    report = mig.migrate(src.path, redis_url, settings=SETTINGS, clock=clock, force=True)
     assert report.ok and report.wiped_keys > 10
     assert r.get("shopfleet2:unrelated") == "kept"
     dst = redis_store()
@@ -366,10 +377,10 @@ def test_a_failed_verification_is_reported_not_marked_done(
     real = mig._event_line
     monkeypatch.setattr(mig, "_event_line", lambda row: real(row) if row["id"] != 3
                         else '["lost"]')
-    report = mig.migrate(src, redis_url, settings=SETTINGS, clock=clock)
+    report = mig.migrate(src.path, redis_url, settings=SETTINGS, clock=clock)
     assert not report.ok and report.verification is not None
-    assert report.verification.mismatched == [int(src.read(
-        "SELECT task_id FROM task_events WHERE id = 3")[0][0])]
+    assert report.verification.mismatched == [int(read(
+        src, "SELECT task_id FROM task_events WHERE id = 3")[0][0])]
     assert raw(redis_url).hget("shopfleet:meta", mig.MARKER) == mig.NOT_VERIFIED
     assert any("VERIFICATION FAILED" in line for line in report.lines())
 
@@ -380,7 +391,7 @@ def test_a_sample_is_compared_when_there_are_many_tasks(
     monkeypatch.setattr(mig, "SAMPLE", 4)
     src = make_store()
     src.submit_many([spec(shop=s) for s in ("pdd-1", "temu-1") for _ in range(15)])
-    report = mig.migrate(src, redis_url, settings=SETTINGS, clock=clock, batch=7)
+    report = mig.migrate(src.path, redis_url, settings=SETTINGS, clock=clock, batch=7)
     assert report.ok and report.verification is not None
     assert report.verification.sampled == 4 and report.copied["tasks"] == 30
 
@@ -390,7 +401,7 @@ def test_dry_run_counts_and_writes_nothing(make_store: StoreFactory, clock: Fake
     src = make_store()
     desktop(src, clock)
     src.heartbeat("desk-host/2/def", {"host": "desk-host", "pid": 2, "slots": 2})
-    report = mig.migrate(src, redis_url, settings=SETTINGS, clock=clock, dry_run=True)
+    report = mig.migrate(src.path, redis_url, settings=SETTINGS, clock=clock, dry_run=True)
     assert report.ok and report.dry_run and report.verification is None
     assert any("desk-host/2/def on this database was alive" in w for w in report.warnings)
     assert any("evidence files of 3 tasks" in w for w in report.warnings)
@@ -441,3 +452,19 @@ def test_the_command_migrates_a_file_and_prints_the_report(
     report = json.loads(out)
     assert code == 0 and report["ok"] and report["verification"]["sampled"] == n
     assert report["prefix"] == "b" and report["destination"] == redis_url
+
+
+def test_the_source_file_is_read_never_changed(make_store: StoreFactory, clock: FakeClock,
+                                               redis_url: str) -> None:
+    src = make_store()
+    desktop(src, clock)
+    src.close()                                   # the desktop stopped, as the command asks
+    path = src.path
+    path.chmod(0o644)                             # even its mode is left as it was found
+    before = path.read_bytes()
+    report = mig.migrate(path, redis_url, settings=SETTINGS, clock=clock)
+    assert report.ok and report.copied["tasks"] > 0
+    assert path.read_bytes() == before
+    assert path.stat().st_mode & 0o777 == 0o644
+    wal = Path(f"{path}-wal")   # a read-only reader of a WAL file may leave it, but empty
+    assert not wal.exists() or wal.stat().st_size == 0

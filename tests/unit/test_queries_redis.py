@@ -61,7 +61,7 @@ class Both:
 
 
 def _redis_store(url: str, clock: FakeClock) -> Store:
-    from core.store.redis_store import RedisStore
+    from core.store.redis.store import RedisStore
 
     store: Store = RedisStore(url, settings=Settings(), clock=clock, prefix="qtest")
     add_demo_shops(store)

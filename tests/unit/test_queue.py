@@ -278,7 +278,7 @@ def test_changed_aging_rate_rekeys_the_queue(tmp_path, clock: FakeClock) -> None
 def test_a_busy_shop_holding_the_top_of_the_queue_does_not_hide_other_shops(
         make_store: StoreFactory) -> None:
     """More ineligible tasks at the top than the fast path looks at: the per-shop search."""
-    from core.store.sqlite import FAST_PATH_ROWS
+    from core.store.base import FAST_PATH_ROWS
 
     store = make_store()
     busy = store.submit_many([spec("reply_customer", "pdd-1") for _ in range(FAST_PATH_ROWS + 5)])

@@ -18,12 +18,13 @@ from hypothesis import strategies as st
 from core.config import Settings
 from core.errors import LeaseLost, Refused
 from core.store import TaskState
-from core.store.redis_keys import Keys
-from core.store.redis_store import RedisStore, public_url
+from core.store.redis.keys import Keys
+from core.store.redis.store import RedisStore, public_url
 from core.testing import FakeClock
 from core.tickets import Signature
 from tests.conftest import SHOPS, add_demo_shops
 from tests.helpers import spec
+from tests.store_checks import redis_real_counts
 
 Factory = Callable[..., RedisStore]
 
@@ -49,7 +50,7 @@ def open_store(redis_url: str, clock: FakeClock) -> Iterator[Factory]:
 def check_indexes(store: RedisStore) -> None:
     """Counts equal the tasks per state, and every index holds exactly its state's tasks."""
     r, k = store.client, store.keys
-    real = store.real_counts()
+    real = redis_real_counts(store)
     assert store.counts() == real
     for state, n in real.items():
         assert r.zcard(k.state(state)) == n, state

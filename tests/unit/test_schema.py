@@ -9,7 +9,7 @@ import pytest
 
 from core.errors import EnvironmentProblem
 from core.store import SqliteStore, check_sqlite_version
-from core.store.schema import FRESH_SCHEMA, MIGRATIONS, SCHEMA_VERSION, _script, migrate
+from core.store.sqlite.schema import FRESH_SCHEMA, MIGRATIONS, SCHEMA_VERSION, _script, migrate
 
 
 def _shape(conn: sqlite3.Connection) -> list[tuple[str, str, object]]:

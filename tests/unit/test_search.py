@@ -12,7 +12,7 @@ import sqlite_utils
 
 from core.errors import SpecError
 from core.search import SOURCES, disable_search, enable_search, search, search_all, split_query
-from core.store.schema import migrate
+from core.store.sqlite.schema import migrate
 
 
 @pytest.fixture

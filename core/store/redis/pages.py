@@ -1,7 +1,7 @@
 """The console's page reads (:mod:`core.queries`) on a :class:`RedisStore`.
 
 Same functions, same results and the same keyset cursors as the SQL versions, read from the
-documented key layout (:mod:`core.store.redis_keys`) with pipelines; no call loads a whole
+documented key layout (:mod:`core.store.redis.keys`) with pipelines; no call loads a whole
 table. Where each page comes from:
 
 ================================ =========================================================
@@ -35,8 +35,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..priority import score_from_key
-from .pages import (
+from ...priority import score_from_key
+from ..pages import (
     Cursor,
     ShopRow,
     TaskFilter,
@@ -47,12 +47,12 @@ from .pages import (
     order_of,
     sort_values,
 )
-from .redis_keys import Keys, score
+from .keys import Keys, score
 
 if TYPE_CHECKING:
-    from ..clock import Clock
-    from ..config import Settings
-    from .records import ShopRecord
+    from ...clock import Clock
+    from ...config import Settings
+    from ..records import ShopRecord
 
 BATCH = 500
 """Task ids read per pipeline round trip when walking a set."""
@@ -69,7 +69,7 @@ _QUEUE_SETS: dict[str, Callable[[Keys], str]] = {
 
 
 class _RedisStore(Protocol):
-    """What these reads need of :class:`core.store.redis_store.RedisStore` (a protocol, so
+    """What these reads need of :class:`core.store.redis.store.RedisStore` (a protocol, so
     this module does not import the store that calls it)."""
 
     settings: Settings
@@ -158,7 +158,7 @@ class _Reader:
 
 
 def _matcher(rd: _Reader, flt: TaskFilter) -> Callable[[TaskRow], bool]:
-    """The SQL filter of :func:`core.store.sqlite_pages._filter_sql` as a predicate on a row."""
+    """The SQL filter of :func:`core.store.sqlite.pages._filter_sql` as a predicate on a row."""
     shop_ids: set[int] | None = None
     if flt.shop:
         sid = rd.shop_id(flt.shop)
@@ -214,7 +214,7 @@ def _queue_lower_bound(r: Any, key: str, s: float, m: str) -> tuple[int, bool]:
 def _queue_ids(r: Any, key: str, after: Cursor | None, descending: bool
                ) -> Iterator[list[int]]:
     """Ids of a queue-ordered set (best first, or worst first), after a score cursor."""
-    from .redis_keys import member
+    from .keys import member
 
     if after is None:
         start = 0

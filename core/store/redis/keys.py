@@ -2,7 +2,7 @@
 
 Everything lives under one prefix ``P`` (default ``shopfleet``); a fleet may share a Redis with
 other programs or run several fleets side by side with different prefixes. The Lua scripts in
-:mod:`core.store.redis_store` build the very same names from the prefix (see ``_LUA_KEYS``
+:mod:`core.store.redis.store` build the very same names from the prefix (see ``_LUA_KEYS``
 there); console queries and ``shopfleet migrate`` use the helpers here. A missing hash field
 means SQL ``NULL``; numbers are stored as decimal text (Python ``repr`` or Lua ``%.17g``, both
 round-trip exactly).

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from ..errors import DiskFull, StoreClosed
+from ...errors import DiskFull, StoreClosed
 
 T = TypeVar("T")
 Op = Callable[[sqlite3.Connection], Any]

@@ -12,19 +12,20 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
-from ..clock import Clock
-from ..config import Settings
-from ..priority import score_from_key
-from .pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow, merge_page
+from ...clock import Clock
+from ...config import Settings
+from ...priority import score_from_key
+from ..pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow, merge_page
+from . import sql
 
 
 class _Reader(Protocol):
-    """What these reads need of :class:`core.store.sqlite.SqliteStore`."""
+    """What these reads need of :class:`core.store.sqlite.store.SqliteStore`."""
 
     settings: Settings
     clock: Clock
 
-    def read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
 
 
 _ROW_COLUMNS = ("t.id, t.key, t.type, s.name AS shop, s.platform, s.domain, t.state, "
@@ -108,7 +109,7 @@ def task_page(store: _Reader, states: tuple[str, ...], *, sort: str, order: Orde
     now = store.clock.now()
     aging = store.settings.priority.aging_per_min / 60.0
     per_state: list[list[TaskRow]] = []
-    conn_rows = store.read  # one reader connection per thread
+    conn_rows = store._read  # one reader connection per thread
     for state in states:
         got: list[TaskRow] = []
         hint = _index_hint(state, sort, flt)
@@ -116,9 +117,9 @@ def task_page(store: _Reader, states: tuple[str, ...], *, sort: str, order: Orde
             # The state is a literal (from VIEWS, never user input): SQLite can use a partial
             # index only when the query's WHERE names its condition literally.
             where = [f"t.state = '{state}'", *fwhere] + ([cond] if cond else [])
-            sql = (f"SELECT {_ROW_COLUMNS} FROM tasks t {hint} JOIN shops s ON "
-                   f"s.id = t.shop_id WHERE {' AND '.join(where)} ORDER BY {order_sql} LIMIT ?")
-            rows = conn_rows(sql, (*fparams, *cparams, limit - len(got)))
+            query = (f"SELECT {_ROW_COLUMNS} FROM tasks t {hint} JOIN shops s ON "
+                     f"s.id = t.shop_id WHERE {' AND '.join(where)} ORDER BY {order_sql} LIMIT ?")
+            rows = conn_rows(query, (*fparams, *cparams, limit - len(got)))
             got += [_row(r, now, aging) for r in rows]
             if len(got) >= limit:
                 break
@@ -131,9 +132,9 @@ def count_filtered(store: _Reader, states: tuple[str, ...], flt: TaskFilter, cap
     """Tasks in these states matching ``flt``, counted up to ``cap + 1``: ``(n, exact)``."""
     fwhere, fparams = _filter_sql(flt)
     marks = ",".join("?" * len(states))
-    sql = (f"SELECT count(*) FROM (SELECT 1 FROM tasks t JOIN shops s ON s.id = t.shop_id "
-           f"WHERE t.state IN ({marks}) {''.join(' AND ' + w for w in fwhere)} LIMIT ?)")
-    n = int(store.read(sql, (*states, *fparams, cap + 1))[0][0])
+    query = (f"SELECT count(*) FROM (SELECT 1 FROM tasks t JOIN shops s ON s.id = t.shop_id "
+             f"WHERE t.state IN ({marks}) {''.join(' AND ' + w for w in fwhere)} LIMIT ?)")
+    n = int(store._read(query, (*states, *fparams, cap + 1))[0][0])
     return (cap, False) if n > cap else (n, True)
 
 
@@ -146,7 +147,7 @@ def task_rows(store: _Reader, ids: Sequence[int]) -> dict[int, TaskRow]:
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
         marks = ",".join("?" * len(chunk))
-        for r in store.read(f"SELECT {_ROW_COLUMNS} FROM tasks t JOIN shops s ON "
+        for r in store._read(f"SELECT {_ROW_COLUMNS} FROM tasks t JOIN shops s ON "
                             f"s.id = t.shop_id WHERE t.id IN ({marks})", chunk):
             row = _row(r, now, aging)
             out[row.id] = row
@@ -155,17 +156,10 @@ def task_rows(store: _Reader, ids: Sequence[int]) -> dict[int, TaskRow]:
 
 def shop_rows(store: _Reader) -> list[ShopRow]:
     """Every shop with its queued, running and waiting-for-a-person counts."""
-    rows = store.read(
-        "SELECT s.name, s.platform, s.domain, s.base_url, s.paused, "
-        "EXISTS (SELECT 1 FROM paused_domains d WHERE d.domain = s.domain) AS dpaused, "
-        "(SELECT count(*) FROM tasks t INDEXED BY tasks_shop_ready WHERE t.state = 'queued' "
-        "AND t.shop_id = s.id) AS q, "
-        "(SELECT count(*) FROM tasks t INDEXED BY tasks_state WHERE t.state = 'running' "
-        "AND t.shop_id = s.id) AS r "
-        "FROM shops s ORDER BY s.name")
-    waiting = {r[0]: int(r[1]) for r in store.read(
-        "SELECT s.name, count(*) FROM tasks t INDEXED BY tasks_state JOIN shops s "
-        "ON s.id = t.shop_id WHERE t.state = 'waiting_human' GROUP BY s.name")}
+    rows = store._read(
+        sql.SHOP_ROWS)
+    waiting = {r[0]: int(r[1]) for r in store._read(
+        sql.WAITING_HUMAN_PER_SHOP)}
     return [ShopRow(name=r[0], platform=r[1], domain=r[2], base_url=r[3], paused=bool(r[4]),
                     domain_paused=bool(r[5]), queued=int(r[6]), running=int(r[7]),
                     waiting=waiting.get(r[0], 0)) for r in rows]

@@ -1,4 +1,5 @@
-"""Move a desktop's store to Redis: ``shopfleet migrate --from sqlite:PATH --to redis://…``.
+"""Copy a desktop's SQLite store into Redis (what ``shopfleet migrate`` runs; its command
+line is :mod:`core.cli.migrate`).
 
 Everything is copied with its id: shops (passwords still encrypted), paused domains, every
 task in every state with all its columns, each task's event history, idempotency keys,
@@ -30,6 +31,10 @@ How it goes:
 5. Verification: tasks per state, queue sizes, tickets, answers, rules, shops and keys counted
    on both sides, and a sample (all, below :data:`SAMPLE`) of task hashes and histories read
    back and compared with the source rows.
+
+Over 600 lines on purpose: one run (``_Migration``) in the order above, its report and its two
+indexing scripts; every stage reads the same snapshot and writes the same counters, so the
+stages stay together.
 """
 
 from __future__ import annotations
@@ -44,12 +49,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .clock import SYSTEM_CLOCK, Clock
-from .config import Settings
-from .errors import EnvironmentProblem, InvalidInput, Refused
-from .store import SqliteStore
-from .store.redis_keys import TASK_STATES, TICKET_STATES, Keys
-from .urls import public_url, with_env_password
+from ...clock import SYSTEM_CLOCK, Clock
+from ...config import Settings
+from ...errors import EnvironmentProblem, InvalidInput, Refused
+from ...urls import public_url, with_env_password
+from ..sqlite import sql
+from ..sqlite.source import SqliteSource
+from .keys import TASK_STATES, TICKET_STATES, Keys
 
 MIN_ID = -(2 ** 63)
 """Below every SQLite integer key: where keyset paging starts."""
@@ -105,7 +111,7 @@ end
 return #events
 """
 # The one place migrate builds the store's indexes. Both scripts run after
-# core.store.redis_lua.PRELUDE: ``enter`` (the queue indexes of a state) is the store's own;
+# core.store.redis.lua.PRELUDE: ``enter`` (the queue indexes of a state) is the store's own;
 # what the store keeps besides when a task appears (counts, state and shop sets, idempotency
 # keys) is its SUBMIT script's, for any state. Writing in Lua also spares redis-py encoding
 # every field as a command argument (two thirds of the time otherwise).
@@ -203,14 +209,14 @@ VAULT_NOTE = ("shop passwords are copied encrypted: every worker of the fleet ne
 
 # -- the entry point ----------------------------------------------------------------------------
 
-def migrate(src: SqliteStore | str | Path, dst_url: str, *, settings: Settings,
+def migrate(src: str | Path, dst_url: str, *, settings: Settings,
             clock: Clock = SYSTEM_CLOCK, batch: int = 1000, dry_run: bool = False,
             force: bool = False, prefix: str | None = None,
             progress: Progress | None = None) -> MigrationReport:
     """Copy an SQLite store into an empty Redis prefix and verify the copy.
 
     Args:
-        src: the desktop's store, or its file (``sqlite:PATH`` or a path).
+        src: the desktop's database file (``sqlite:PATH`` or a path).
         dst_url: ``redis://[:password@]host[:port][/db]`` (``SHOPFLEET_REDIS_PASSWORD`` when
             the URL has none).
         settings: the configuration (the prefix and the priority rules the store uses).
@@ -231,7 +237,7 @@ def migrate(src: SqliteStore | str | Path, dst_url: str, *, settings: Settings,
     if batch < 1:
         raise InvalidInput("batch", "must be at least 1")
     started = time.monotonic()
-    store, owned = _open_source(src, settings, clock)
+    store = _open_source(src, settings, clock)
     try:
         keys = Keys(prefix or settings.store.redis_prefix)
         r = _connect(dst_url)
@@ -242,24 +248,20 @@ def migrate(src: SqliteStore | str | Path, dst_url: str, *, settings: Settings,
         finally:
             r.close()
     finally:
-        if owned:
-            store.close()
+        store.close()
 
 
 def _quiet(stage: str, done: int, total: int) -> None:
     pass
 
 
-def _open_source(src: SqliteStore | str | Path, settings: Settings, clock: Clock
-                 ) -> tuple[SqliteStore, bool]:
-    if isinstance(src, SqliteStore):
-        return src, False
+def _open_source(src: str | Path, settings: Settings, clock: Clock) -> SqliteSource:
     path = Path(str(src).removeprefix("sqlite:")).expanduser()
     if not path.is_file():
         raise InvalidInput("--from", f"{path} does not exist (give sqlite:PATH of the "
                            "desktop's database)")
     # read-only: the desktop's file is copied, never changed (nor migrated, nor put in WAL)
-    return SqliteStore(path, settings=settings, clock=clock, readonly=True, field="--from"), True
+    return SqliteSource(path, settings=settings, clock=clock, field="--from")
 
 
 def _connect(url: str) -> Any:
@@ -274,7 +276,7 @@ def _connect(url: str) -> Any:
     try:
         client.ping()
     except redis.RedisError as exc:
-        from .store.redis_store import connect_error
+        from .connection import connect_error
 
         client.close()
         raise connect_error(exc, public_url(url), field="--to") from None
@@ -318,7 +320,7 @@ def _script_args(keys: Keys, settings: Settings, now: float) -> list[str]:
 # -- one run ------------------------------------------------------------------------------------
 
 class _Migration:
-    def __init__(self, store: SqliteStore, r: Any, keys: Keys, url: str, *,
+    def __init__(self, store: SqliteSource, r: Any, keys: Keys, url: str, *,
                  settings: Settings, clock: Clock, batch: int, dry_run: bool, force: bool,
                  progress: Progress, started: float) -> None:
         self.src = store
@@ -361,19 +363,16 @@ class _Migration:
             if len(rows) < self.batch:
                 return
 
-    def snapshot(self) -> _Snapshot:
-        return _Snapshot(self.src)
 
     # the run --------------------------------------------------------------------------------
 
     def run(self) -> MigrationReport:
         wiped = self.check_destination()
-        with self.snapshot():
+        with self.src.snapshot():
             by_state = {s: 0 for s in TASK_STATES}
-            for row in self.read("SELECT state, count(*) FROM tasks GROUP BY state"):
+            for row in self.read(sql.TASKS_PER_STATE):
                 by_state[str(row[0])] = int(row[1])
-            running = self.read("SELECT id FROM tasks WHERE state = 'running' ORDER BY id "
-                                "LIMIT 20")
+            running = self.read(sql.FIRST_RUNNING_IDS)
             if by_state["running"] and not self.force:
                 ids = ", ".join(str(r[0]) for r in running)
                 raise Refused(
@@ -461,7 +460,7 @@ class _Migration:
     def warn_live_workers(self) -> None:
         now = self.clock.now()
         lost_after = self.settings.queue.worker_lost_after_s
-        for row in self.read("SELECT value FROM meta WHERE name LIKE 'worker:%'"):
+        for row in self.read(sql.WORKER_ENTRIES):
             try:
                 w = json.loads(row[0])
             except ValueError:
@@ -473,8 +472,7 @@ class _Migration:
                     "ago: what it changes after this snapshot stays in SQLite; stop it first")
 
     def warn_evidence(self) -> None:
-        n = self.count("SELECT count(*) FROM tasks WHERE evidence IS NOT NULL "
-                       "AND evidence NOT IN ('', '{}')")
+        n = self.count(sql.COUNT_TASKS_WITH_EVIDENCE)
         if n:
             self.warnings.append(
                 f"the evidence files of {n} tasks stay in this desktop's data folder (tasks "
@@ -488,15 +486,15 @@ class _Migration:
         meta = c("SELECT count(*) FROM meta WHERE name NOT LIKE 'worker:%' AND name NOT IN "
                  f"({','.join('?' * len(SKIPPED_META))})", SKIPPED_META)
         totals = {
-            "shops": c("SELECT count(*) FROM shops"),
-            "paused_domains": c("SELECT count(*) FROM paused_domains"),
-            "tasks": c("SELECT count(*) FROM tasks"),
-            "events": c("SELECT count(*) FROM task_events"),
-            "idempotency_keys": c("SELECT count(*) FROM tasks WHERE key IS NOT NULL"),
-            "tickets": c("SELECT count(*) FROM tickets"),
-            "kb_answers": c("SELECT count(*) FROM kb_answers"),
-            "rules": c("SELECT count(*) FROM rules"),
-            "metrics_minutes": c("SELECT count(*) FROM metrics_minutes"),
+            "shops": c(sql.COUNT_SHOPS),
+            "paused_domains": c(sql.COUNT_PAUSED_DOMAINS),
+            "tasks": c(sql.COUNT_TASKS),
+            "events": c(sql.COUNT_TASK_EVENTS),
+            "idempotency_keys": c(sql.COUNT_IDEMPOTENCY_KEYS),
+            "tickets": c(sql.COUNT_TICKETS),
+            "kb_answers": c(sql.COUNT_KB_ANSWERS),
+            "rules": c(sql.COUNT_RULES),
+            "metrics_minutes": c(sql.COUNT_METRICS_MINUTES),
             "meta": meta,
         }
         return totals
@@ -561,7 +559,7 @@ class _Migration:
             self.sample[task_id] = fields
 
     def copy_events(self, totals: dict[str, int]) -> None:
-        from .store.redis_store import STREAM_MAXLEN
+        from .connection import STREAM_MAXLEN
 
         write = self.r.register_script(_prelude() + WRITE_EVENTS)
         args = _script_args(self.k, self.settings, self.clock.now())
@@ -665,17 +663,17 @@ class _Migration:
             ("queue suspended", by_state["suspended"], "zcard", k.suspended),
             ("leases", by_state["running"], "zcard", k.running),
             ("tasks", sum(by_state.values()), "zcard", k.tasks),
-            ("tickets", c("SELECT count(*) FROM tickets"), "zcard", k.tickets),
-            *((f"tickets {s}", c("SELECT count(*) FROM tickets WHERE state = ?", (s,)),
+            ("tickets", c(sql.COUNT_TICKETS), "zcard", k.tickets),
+            *((f"tickets {s}", c(sql.COUNT_TICKETS_IN_STATE, (s,)),
                "zcard", k.tickets_in(s)) for s in TICKET_STATES),
-            ("kb answers", c("SELECT count(*) FROM kb_answers"), "zcard", k.kb),
-            ("rules", c("SELECT count(*) FROM rules"), "zcard", k.rules),
-            ("shops", c("SELECT count(*) FROM shops"), "hlen", k.shops),
-            ("idempotency keys", c("SELECT count(*) FROM tasks WHERE key IS NOT NULL"),
+            ("kb answers", c(sql.COUNT_KB_ANSWERS), "zcard", k.kb),
+            ("rules", c(sql.COUNT_RULES), "zcard", k.rules),
+            ("shops", c(sql.COUNT_SHOPS), "hlen", k.shops),
+            ("idempotency keys", c(sql.COUNT_IDEMPOTENCY_KEYS),
              "hlen", k.idem),
-            ("metrics minutes", c("SELECT count(*) FROM metrics_minutes"), "zcard",
+            ("metrics minutes", c(sql.COUNT_METRICS_MINUTES), "zcard",
              k.metrics),
-            ("paused domains", c("SELECT count(*) FROM paused_domains"), "hlen",
+            ("paused domains", c(sql.COUNT_PAUSED_DOMAINS), "hlen",
              k.paused_domains),
         ]
         for _, _, op, key in checks:
@@ -724,7 +722,7 @@ class _Migration:
         """Running tasks (``force``): recovered by the store's own recovery script."""
         if not self.running:
             return []
-        from .store.redis_lua import RECOVER
+        from .lua import RECOVER
 
         recover = self.r.register_script(_prelude() + RECOVER)
         args = _script_args(self.k, self.settings, self.clock.now())
@@ -764,7 +762,7 @@ def _same_history(rows: list[tuple[Any, ...]], lines: list[str]) -> bool:
 
 
 def _prelude() -> str:
-    from .store.redis_lua import PRELUDE
+    from .lua import PRELUDE
 
     return PRELUDE
 
@@ -776,17 +774,3 @@ def _n(n: int, thing: str) -> str:
 
 def _glob_escape(text: str) -> str:
     return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)
-
-
-class _Snapshot:
-    """One read transaction on the source: every page comes from the same instant."""
-
-    def __init__(self, store: SqliteStore) -> None:
-        self.store = store
-
-    def __enter__(self) -> _Snapshot:
-        self.store.read("BEGIN")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.store.read("COMMIT")

@@ -1,8 +1,8 @@
 """The Redis store: one queue, one ticket inbox and one event log for a fleet of workers.
 
 Same behaviour contract as :class:`core.store.SqliteStore` (``tests/contract``), on one shared
-Redis. Key layout: :mod:`core.store.redis_keys` (a stable interface: console queries and
-``shopfleet migrate`` read it). Every state change is one Lua script (:mod:`core.store.redis_lua`),
+Redis. Key layout: :mod:`core.store.redis.keys` (a stable interface: console queries and
+``shopfleet migrate`` read it). Every state change is one Lua script (:mod:`core.store.redis.lua`),
 so it is atomic across all machines: the claim checks eligibility, shop exclusivity
 (``max_tasks_per_shop`` over *all* workers), pauses and breakers and takes the lease in one
 ``EVALSHA`` per claim round; ack/fail/release/checkpoint/renew check ``state = running`` and the
@@ -22,6 +22,10 @@ Evidence: a task's evidence (screenshot, DOM, step log) stays on disk, in the da
 which for a fleet should be a shared folder (SMB/NFS) that every console can read; Redis holds
 only the file paths (a ``{name: path}`` dict, as SQLite does). Screenshots are hundreds of KB
 each and Redis memory is the fleet's scarcest resource.
+
+The class is built in layers, one module each: the client and scripts
+(:mod:`core.store.redis.connection`), the reads (:mod:`core.store.redis.reads`), and here
+every change, each one script.
 """
 
 from __future__ import annotations
@@ -30,70 +34,41 @@ import base64
 import json
 import time
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import redis
-from redis.commands.core import Script
 
-from ..clock import SYSTEM_CLOCK, Clock
-from ..config import Settings
-from ..errors import (
-    BacklogFull,
+from ...errors import (
     InvalidInput,
     LeaseLost,
-    Refused,
     SpecError,
-    StoreUnavailable,
-    UnknownTask,
 )
-from ..origins import normalise_origins
-from ..priority import KEY_EPOCH, KEY_SCALE, check_bump, index_key, score_from_key, static_points
-from ..specs import TaskSpec
-from ..urgency import estimator_for
-from ..urls import public_url
-from . import redis_queries
-from .base import WorkerInfo, worker_info
-from .pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
-from .prepare import Validator, prepare_specs
-from .records import ClaimedTask, QueueStatus, ShopRecord, TaskEvent, TaskRecord, TaskState
-from .redis_keys import BAND_SPAN, TASK_STATES, Keys
-from .redis_lua import PRELUDE, SCRIPTS
-from .sqlite import FAST_PATH_ROWS, _owner_is_dead_local, domain_of
+from ...origins import normalise_origins
+from ...priority import check_bump, score_from_key, static_points
+from ...specs import TaskSpec
+from ...urgency import estimator_for
+from ...urls import public_url
+from ..base import FAST_PATH_ROWS
+from ..owners import owner_is_dead_local
+from ..pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
+from ..prepare import prepare_specs
+from ..records import (
+    ClaimedTask,
+    ShopRecord,
+    TaskState,
+    domain_of,
+)
+from . import pages as redis_queries
 
 if TYPE_CHECKING:
-    from ..tickets import Rule, Signature
-    from .redis_tickets import RedisTicketBook
-
-HALF_SPAN = BAND_SPAN // 2
-STREAM_MAXLEN = 1_000_000
-ROOM_POLL_S = 0.05
+    from ...tickets import Rule, Signature
+    from .tickets import RedisTicketBook
+from .connection import ROOM_POLL_S, _f, connect_error
+from .reads import RedisReads
 
 
-def _f(v: str | None) -> float | None:
-    return float(v) if v is not None else None
-
-
-def _j(v: str | None) -> Any:
-    return json.loads(v) if v else None
-
-
-def connect_error(exc: BaseException, where: str, *, field: str = "store.url") -> Exception:
-    """A ShopFleet error for a Redis that refused us at connection time (never a traceback;
-    ``where`` is the URL without its password)."""
-    text = str(exc)
-    if isinstance(exc, redis.AuthenticationError) or any(
-            word in text for word in ("WRONGPASS", "NOAUTH", "invalid password",
-                                      "invalid username-password")):
-        return InvalidInput(field, f"Redis at {where} refused the password or user name "
-                            f"({text.split(',')[0]}): check the URL's password or "
-                            "SHOPFLEET_REDIS_PASSWORD")
-    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
-        return StoreUnavailable(f"cannot reach Redis at {where}: {text}")
-    return StoreUnavailable(f"Redis at {where} answered with an error: {text}")
-
-
-class RedisStore:
+class RedisStore(RedisReads):
     """The queue, shops, tickets, metrics and worker registry in one shared Redis.
 
     Args:
@@ -103,126 +78,7 @@ class RedisStore:
         validator: extra per-task checks at submission, raising :class:`SpecError`.
         prefix: the key prefix (several fleets can share one Redis).
     """
-
-    def __init__(self, url: str, *, settings: Settings | None = None,
-                 clock: Clock = SYSTEM_CLOCK, validator: Validator | None = None,
-                 prefix: str = "shopfleet") -> None:
-        self.settings = settings or Settings()
-        self.clock = clock
-        self.validator = validator
-        self.url = public_url(url)
-        self.connect_url = url
-        self.transient_errors: tuple[type[BaseException], ...] = (
-            redis.ConnectionError, redis.TimeoutError)
-        """Errors that mean "Redis cannot be reached right now" (async callers retry)."""
-        """The URL with its password, for the shared gates and breakers (never print it)."""
-        self.prefix = prefix
-        self.keys = Keys(prefix)
-        self._q = self.settings.queue
-        self._p = self.settings.priority
-        self._aging_per_s = self._p.aging_per_min / 60.0
-        # typed Any: redis-py's return types are unions of every reply shape
-        self._r: Any = redis.Redis.from_url(url, decode_responses=True)
-        self._scripts: dict[str, Script] = {
-            name: self._r.register_script(PRELUDE + body) for name, body in SCRIPTS.items()}
-        self._shop_names: dict[int, tuple[str, str, str]] = {}
-        self._closed = False
-        try:
-            self._init()
-        except redis.RedisError as exc:
-            self._r.close()
-            raise connect_error(exc, self.url) from None
-
-    # -- plumbing -------------------------------------------------------------------------
-
-    def run_script(self, name: str, *args: Any, now: float | None = None) -> Any:
-        """Run one of the store's Lua scripts (:mod:`core.store.redis_lua`) at ``now``."""
-        return self._run(name, *args, now=now)
-
-    def _run(self, name: str, *args: Any, now: float | None = None) -> Any:
-        t = self.clock.now() if now is None else now
-        argv = [self.prefix, repr(float(t)), repr(self._aging_per_s),
-                repr(float(self._p.retry_bonus)), *args]
-        try:
-            return self._scripts[name](keys=[], args=argv)
-        except redis.ResponseError as exc:
-            self._raise(str(exc))
-
-    @staticmethod
-    def _raise(message: str) -> NoReturn:
-        at = message.find("SF:")
-        if at < 0:
-            raise redis.ResponseError(message)
-        kind, _, text = message[at + 3:].partition(":")
-        text = text.split(" script: ")[0]
-        if kind == "lost":
-            raise LeaseLost(text)
-        if kind == "unknown":
-            raise UnknownTask(int(text))
-        if kind == "refused":
-            raise Refused(text)
-        if kind == "invalid":
-            field, _, reason = text.partition("|")
-            raise InvalidInput(field, reason)
-        if kind == "backlog":
-            queued, limit, urgent = text.split("|")
-            raise BacklogFull(int(queued), int(limit), urgent=urgent == "1")
-        raise redis.ResponseError(message)
-
-    @property
-    def client(self) -> Any:
-        """The ``redis.Redis`` client (strings decoded), for console queries and
-        ``migrate``: read the key layout in :mod:`core.store.redis_keys`."""
-        return self._r
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self._r.close()
-
-    def __enter__(self) -> RedisStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _init(self) -> None:
-        """Rewrite queued keys if the aging rate changed since they were computed."""
-        current = repr(self._p.aging_per_min)
-        old = self._r.hget(self.keys.meta, "aging_per_min")
-        if old != current:
-            if old is not None:
-                self._run("rekey")
-            self._r.hset(self.keys.meta, "aging_per_min", current)
-
-    def durability_warning(self) -> str | None:
-        """What a Redis crash would lose, when its persistence is weaker than SQLite's FULL
-        (None when it keeps an append-only file synced on every write, or when the server
-        does not let us ask: managed services hide CONFIG)."""
-        try:
-            aof = self._r.config_get("appendonly").get("appendonly")
-            sync = self._r.config_get("appendfsync").get("appendfsync")
-        except redis.RedisError:
-            return None
-        if aof != "yes":
-            return (f"Redis at {self.url} keeps no append-only file (appendonly {aof}): if "
-                    "Redis itself crashes, changes since its last snapshot are lost. Run it "
-                    "with 'appendonly yes' and 'appendfsync always' (or 'everysec': up to a "
-                    "second lost).")
-        if sync != "always":
-            return (f"Redis at {self.url} syncs its append-only file {sync}: a power cut can "
-                    "lose up to a second of acknowledged changes ('appendfsync always' "
-                    "loses none).")
-        return None
-
-    def _key(self, base: float, urgency: float, attempts: int, bump: float,
-             created: float) -> int:
-        return index_key(static_points(base=base, urgency=urgency, attempts=attempts,
-                                       bump=bump, retry_bonus=self._p.retry_bonus),
-                         created, self._aging_per_s)
-
-    # -- shops ------------------------------------------------------------------------------
+    # -- shops ---------------------------------------------------------------------------
 
     def add_shop(self, name: str, *, platform: str, base_url: str, username: str = "",
                  password_enc: bytes | None = None) -> ShopRecord:
@@ -262,55 +118,11 @@ class RedisStore:
             self._shop_names.pop(rec.id, None)
         return self.shop(name)
 
-    def _shop_id(self, name: str) -> int:
-        sid = self._r.hget(self.keys.shops, name)
-        if sid is None:
-            raise InvalidInput("shop", f"no shop named {name!r} (add it with 'shopfleet shop add')")
-        return int(sid)
-
-    def shop_password_enc(self, name: str) -> bytes | None:
-        sid = self._r.hget(self.keys.shops, name)
-        if sid is None:
-            raise InvalidInput("shop", f"no shop named {name!r}")
-        pw = self._r.hget(self.keys.shop(sid), "password_enc")
-        return base64.b64decode(pw) if pw is not None else None
-
-    def shops(self) -> list[ShopRecord]:
-        ids = self._r.hgetall(self.keys.shops)
-        pipe = self._r.pipeline(transaction=False)
-        for sid in ids.values():
-            pipe.hgetall(self.keys.shop(sid))
-        return sorted((self._shop_record(h) for h in pipe.execute() if h),
-                      key=lambda s: s.name)
-
-    def shop(self, name: str) -> ShopRecord:
-        h = self._r.hgetall(self.keys.shop(self._shop_id(name)))
-        if not h:
-            raise InvalidInput("shop", f"no shop named {name!r} (add it with 'shopfleet shop add')")
-        return self._shop_record(h)
-
-    @staticmethod
-    def _shop_record(h: dict[str, str]) -> ShopRecord:
-        return ShopRecord(id=int(h["id"]), name=h["name"], platform=h["platform"],
-                          base_url=h["base_url"], domain=h["domain"],
-                          username=h.get("username", ""), has_password="password_enc" in h,
-                          paused=h.get("paused") == "1",
-                          allowed_origins=tuple(json.loads(h.get("allowed_origins") or "[]")))
-
     def set_shop_origins(self, name: str, origins: Sequence[str]) -> ShopRecord:
         """Set the origins a shop's tasks may load besides its own (replaces the list)."""
         text = json.dumps(normalise_origins(origins))
         self._r.hset(self.keys.shop(self._shop_id(name)), "allowed_origins", text)
         return self.shop(name)
-
-    def _shop_info(self, shop_id: int) -> tuple[str, str, str]:
-        """(name, platform, domain) of a shop id, cached (names never change)."""
-        info = self._shop_names.get(shop_id)
-        if info is None:
-            h = self._r.hmget(self.keys.shop(shop_id), ["name", "platform", "domain"])
-            info = (str(h[0] or ""), str(h[1] or ""), str(h[2] or ""))
-            self._shop_names[shop_id] = info
-        return info
 
     def set_shop_paused(self, name: str, paused: bool) -> ShopRecord:
         self._r.hset(self.keys.shop(self._shop_id(name)), "paused", "1" if paused else "0")
@@ -326,10 +138,7 @@ class RedisStore:
         else:
             self._r.hdel(self.keys.paused_domains, domain)
 
-    def paused_domains(self) -> list[str]:
-        return sorted(self._r.hkeys(self.keys.paused_domains))
-
-    # -- submission -------------------------------------------------------------------------
+    # -- submission ----------------------------------------------------------------------
 
     def submit(self, spec: TaskSpec) -> int:
         """Submit one task; returns its id (the existing one for a known idempotency key)."""
@@ -400,10 +209,7 @@ class RedisStore:
                 return True
         return False
 
-    # -- priority maintenance (threshold events) --------------------------------------------
-
-    def _hard_cutoff(self, now: float) -> str:
-        return repr(now - self._p.hard_aging_min * 60.0)
+    # -- priority maintenance (threshold events) -----------------------------------------
 
     def apply_thresholds(self) -> tuple[int, int]:
         """Run the threshold events now; returns (newly hard-aged, urgency re-estimated)."""
@@ -426,7 +232,7 @@ class RedisStore:
         hard, n = self._run("thresholds", self._hard_cutoff(now), *args, now=now)
         return int(hard), int(n)
 
-    # -- claim / ack / fail / release --------------------------------------------------------
+    # -- claim / ack / fail / release ----------------------------------------------------
 
     def claim(self, owner: str, *, exclude_domains: Iterable[str] = (),
               lease_s: float | None = None) -> ClaimedTask | None:
@@ -564,7 +370,7 @@ class RedisStore:
                     seen.add(tid)
         if dead_local_owners:
             for owner in self._r.smembers(self.keys.owners):
-                if _owner_is_dead_local(owner):
+                if owner_is_dead_local(owner):
                     for tid in self._r.smembers(self.keys.owner(owner)):
                         if tid not in seen:
                             args += [tid, owner, f"owner {owner} died"]
@@ -576,16 +382,14 @@ class RedisStore:
         flat = [x for t in triples for x in t]
         return [int(x) for x in self._run("recover", *flat, now=now)]
 
+    # -- crashes, tickets and rules ------------------------------------------------------
+
     def record_crash(self, task_id: int, owner: str, *, error_class: str, message: str,
                      quarantine: bool, evidence: dict[str, str] | None) -> str:
         """Count a browser crash; quarantine (poison pill) or requeue. Returns the state."""
         ev = json.dumps(evidence, ensure_ascii=False) if evidence else ""
         return str(self._run("crash", task_id, owner, error_class, message[:2000],
                              "1" if quarantine else "0", ev))
-
-    def crashes(self, task_id: int) -> int:
-        v = self._r.hget(self.keys.task(task_id), "crashes")
-        return int(v) if v is not None else 0
 
     def open_ticket(self, task_id: int, owner: str, *, signature: Signature,
                     step: int | None, error: str, evidence: dict[str, str] | None,
@@ -608,7 +412,7 @@ class RedisStore:
                    error_class: str, error: str, step: int | None, step_name: str,
                    evidence: dict[str, str] | None) -> str:
         """Resolve a failure by a rule (counts a hit, logs which rule). Returns the state."""
-        from ..tickets import RuleAction, rule_checkpoint
+        from ...tickets import RuleAction, rule_checkpoint
 
         why = (f"rule #{rule.id} ({rule.action.value}) resolved {error_class} at "
                f"{step_name or 'start'}")
@@ -625,7 +429,12 @@ class RedisStore:
                 return str(got)
         raise LeaseLost(f"task {task_id}: its checkpoint keeps changing under {owner}")
 
-    # -- operator commands ------------------------------------------------------------------
+    def ticket_book(self) -> RedisTicketBook:
+        from .tickets import RedisTicketBook
+
+        return RedisTicketBook(self)
+
+    # -- operator commands ---------------------------------------------------------------
 
     def bump(self, task_id: int, *, to: float | None = None, by: float | None = None) -> float:
         """Change a task's priority now: to a score, or by a delta. Returns the new score."""
@@ -644,179 +453,11 @@ class RedisStore:
         """Ask whichever engine (on any machine) holds ``task_id`` to suspend it."""
         self._run("preempt", task_id, reason)
 
-    def preempt_requests(self, task_ids: Sequence[int]) -> dict[int, str]:
-        if not task_ids:
-            return {}
-        pipe = self._r.pipeline(transaction=False)
-        for tid in task_ids:
-            pipe.hget(self.keys.task(tid), "preempt_requested")
-        return {int(tid): str(v) for tid, v in zip(task_ids, pipe.execute(), strict=True)
-                if v is not None}
-
-    def urgent_waiting(self, threshold: float, *, limit: int = 8) -> list[tuple[int, int, float]]:
-        """Waiting tasks (queued or suspended) scoring at least ``threshold`` now, best first:
-        (id, shop_id, score)."""
-        now = self.clock.now()
-        lo = round(threshold * KEY_SCALE) - self._shift(now)
-        out: list[tuple[int, int, float]] = []
-        for zk in (self.keys.ready, self.keys.suspended):
-            members = self._r.zrangebyscore(zk, f"({-HALF_SPAN}", -lo, start=0, num=limit,
-                                            withscores=True)
-            if not members:
-                continue
-            pipe = self._r.pipeline(transaction=False)
-            for m, _ in members:
-                pipe.hmget(self.keys.task(int(m)), ["shop_id", "not_before"])
-            for (m, sc), (sid, nb) in zip(members, pipe.execute(), strict=True):
-                if sid is not None and float(nb) <= now:
-                    out.append((int(m), int(sid),
-                                score_from_key(-int(sc), now, self._aging_per_s)))
-        return sorted(out, key=lambda t: -t[2])[:limit]
-
-    def _shift(self, now: float) -> int:
-        return round((now - KEY_EPOCH) * self._aging_per_s * KEY_SCALE)
-
     def log_event(self, task_id: int, reason: str) -> None:
         """Add a line to a task's history without changing its state (a decision about it)."""
         self._run("log_event", task_id, reason)
 
-    # -- reading ----------------------------------------------------------------------------
-
-    def task(self, task_id: int) -> TaskRecord:
-        h = self._r.hgetall(self.keys.task(task_id))
-        if not h:
-            raise UnknownTask(task_id)
-        return self._task_record(h, self.clock.now())
-
-    def _records(self, ids: Sequence[int | str]) -> list[TaskRecord]:
-        if not ids:
-            return []
-        pipe = self._r.pipeline(transaction=False)
-        for tid in ids:
-            pipe.hgetall(self.keys.task(int(tid)))
-        now = self.clock.now()
-        return [self._task_record(h, now) for h in pipe.execute() if h]
-
-    def tasks(self, *, state: str | None = None, shop: str | None = None, limit: int = 50,
-              offset: int = 0) -> list[TaskRecord]:
-        """Tasks, best first for queued ones, newest first otherwise."""
-        if state is not None and state not in {s.value for s in TaskState}:
-            raise InvalidInput("--state", f"{state!r} is not a task state "
-                               f"({', '.join(s.value for s in TaskState)})")
-        if limit < 1:
-            raise InvalidInput("--limit", "must be at least 1")
-        sid = self.shop(shop).id if shop is not None else None
-        end = offset + limit - 1
-        k = self.keys
-        if state == "queued":
-            zk = k.ready if sid is None else k.shop_queue(sid)
-            return self._records(self._r.zrange(zk, offset, end))
-        if state is None:
-            zk = k.tasks if sid is None else k.shop_tasks(sid)
-            return self._records(self._r.zrevrange(zk, offset, end))
-        if sid is None:
-            return self._records(self._r.zrevrange(k.state(state), offset, end))
-        # a state and a shop: walk the smaller index, newest first, filtering by the other
-        by_state = int(self._r.zcard(k.state(state))) <= int(self._r.zcard(k.shop_tasks(sid)))
-        walk = k.state(state) if by_state else k.shop_tasks(sid)
-        field, want = ("shop_id", str(sid)) if by_state else ("state", state)
-        found: list[str] = []
-        pos, chunk = 0, max(256, limit + offset)
-        while len(found) < offset + limit:
-            ids = self._r.zrevrange(walk, pos, pos + chunk - 1)
-            if not ids:
-                break
-            pipe = self._r.pipeline(transaction=False)
-            for tid in ids:
-                pipe.hget(k.task(tid), field)
-            found += [tid for tid, v in zip(ids, pipe.execute(), strict=True) if v == want]
-            pos += chunk
-        return self._records(found[offset:offset + limit])
-
-    def events(self, task_id: int) -> list[TaskEvent]:
-        rows = self._r.lrange(self.keys.task_events(task_id), 0, -1)
-        out = []
-        for line in rows:
-            eid, at, frm, to, reason = json.loads(line)
-            out.append(TaskEvent(int(eid), task_id, float(at), frm, to, reason))
-        return out
-
-    def _task_record(self, h: dict[str, str], now: float) -> TaskRecord:
-        spec = json.loads(h["spec"])
-        name, platform, domain = self._shop_info(int(h["shop_id"]))
-        return TaskRecord(
-            id=int(h["id"]), key=h.get("key"), type=h["type"], shop=name, platform=platform,
-            domain=domain, state=TaskState(h["state"]), state_reason=h.get("state_reason", ""),
-            score=score_from_key(int(h["prio_key"]), now, self._aging_per_s),
-            hard_aged=h.get("band") == "1", preemptible=h.get("preemptible") == "1",
-            created_at=float(h["created_at"]), updated_at=float(h["updated_at"]),
-            not_before=float(h["not_before"]), deadline=_f(h.get("deadline")),
-            attempts=int(h["attempts"]), max_attempts=int(h["max_attempts"]),
-            lease_owner=h.get("lease_owner"), lease_until=_f(h.get("lease_until")),
-            started_at=_f(h.get("started_at")), finished_at=_f(h.get("finished_at")),
-            flow=spec.get("flow"), params=spec.get("params", {}), steps=spec.get("steps"),
-            checkpoint=_j(h.get("checkpoint")), results=_j(h.get("results")),
-            error_class=h.get("error_class"), last_error=h.get("last_error"),
-            evidence=_j(h.get("evidence")))
-
-    def counts(self) -> dict[str, int]:
-        counts = {s.value: 0 for s in TaskState}
-        counts.update({s: int(n) for s, n in self._r.hgetall(self.keys.counts).items()})
-        return counts
-
-    def status(self) -> QueueStatus:
-        """Counts per state, backlog, oldest wait and busy shops, from indexes only."""
-        now = self.clock.now()
-        k = self.keys
-        pipe = self._r.pipeline(transaction=True)
-        pipe.hgetall(k.counts)
-        pipe.zrange(k.age, 0, 0, withscores=True)
-        pipe.zrangebyscore(k.ready, "-inf", -HALF_SPAN)
-        pipe.hgetall(k.shop_running)
-        pipe.zrange(k.ready, 0, 0, withscores=True)
-        pipe.zrange(k.ready, -1, -1, withscores=True)
-        raw_counts, age0, hard_ids, running, top, bottom = pipe.execute()
-        counts = {s.value: 0 for s in TaskState}
-        counts.update({s: int(n) for s, n in raw_counts.items()})
-        oldest = [float(age0[0][1])] if age0 else []
-        if hard_ids:
-            pipe = self._r.pipeline(transaction=False)
-            for m in hard_ids:
-                pipe.hget(k.task(int(m)), "created_at")
-            oldest += [float(c) for c in pipe.execute() if c is not None]
-        busy = {self._shop_info(int(sid))[0]: int(n) for sid, n in running.items()
-                if int(n) > 0}
-
-        def score(rows: list[tuple[str, float]]) -> float | None:
-            if not rows:
-                return None
-            v = -int(rows[0][1])
-            key = v - BAND_SPAN if v >= HALF_SPAN else v
-            return score_from_key(key, now, self._aging_per_s)
-
-        return QueueStatus(
-            at=now, counts=counts, queued=counts.get("queued", 0),
-            max_backlog=self._q.max_backlog,
-            oldest_wait_s=max(0.0, now - min(oldest)) if oldest else 0.0,
-            hard_aged=len(hard_ids), busy_shops=busy, top_score=score(top),
-            bottom_score=score(bottom))
-
-    def queue_bands(self, *, urgent_at: float, low_below: float) -> dict[str, int]:
-        """Queued tasks by priority band now: hard-aged, urgent (score ≥ ``urgent_at``),
-        normal, low (score < ``low_below``). Counts score ranges."""
-        shift = self._shift(self.clock.now())
-        hi = round(urgent_at * KEY_SCALE) - shift
-        lo = round(low_below * KEY_SCALE) - shift
-        pipe = self._r.pipeline(transaction=True)
-        pipe.zcount(self.keys.ready, "-inf", -HALF_SPAN)
-        pipe.zcount(self.keys.ready, f"({-HALF_SPAN}", -hi)
-        pipe.zcount(self.keys.ready, f"({-lo}", "+inf")
-        pipe.zcount(self.keys.ready, f"({-HALF_SPAN}", "+inf")
-        hard, urgent, low, total0 = (int(x) for x in pipe.execute())
-        return {"hard_aged": hard, "urgent": urgent, "low": low,
-                "normal": total0 - urgent - low}
-
-    # -- metrics, meta, workers ---------------------------------------------------------------
+    # -- metrics, settings kept in the store, workers ------------------------------------
 
     def record_minute(self, minute: int, data: dict[str, Any], *, keep_days: float = 14.0,
                       snapshot: dict[str, Any] | None = None) -> None:
@@ -836,23 +477,8 @@ class RedisStore:
                       json.dumps(snapshot, ensure_ascii=False, default=str))
         pipe.execute()
 
-    def metrics_history(self, *, since_minute: int = 0, limit: int = 1440
-                        ) -> list[tuple[int, dict[str, Any]]]:
-        minutes = self._r.zrevrangebyscore(self.keys.metrics, "+inf", since_minute, start=0,
-                                           num=limit)
-        if not minutes:
-            return []
-        data = self._r.hmget(self.keys.metrics_data, minutes)
-        return [(int(m), json.loads(d)) for m, d in reversed(list(zip(minutes, data,
-                                                                        strict=True)))
-                if d is not None]
-
     def set_meta(self, name: str, value: str) -> None:
         self._r.hset(self.keys.meta, name, value)
-
-    def meta(self, name: str) -> str | None:
-        v = self._r.hget(self.keys.meta, name)
-        return str(v) if v is not None else None
 
     def heartbeat(self, owner: str, info: dict[str, Any]) -> None:
         """A worker says it is alive (``info``: host, pid, slots, running, started_at)."""
@@ -881,22 +507,6 @@ class RedisStore:
         if self._r.exists(self.keys.worker(owner)):
             self._r.hset(self.keys.worker(owner), mapping={"state": "stopped", "running": "0"})
 
-    def workers(self) -> list[WorkerInfo]:
-        owners = sorted(self._r.zrange(self.keys.workers, 0, -1))
-        if not owners:
-            return []
-        pipe = self._r.pipeline(transaction=False)
-        for o in owners:
-            pipe.hgetall(self.keys.worker(o))
-        out = []
-        for h in pipe.execute():
-            if not h:
-                continue
-            rec: dict[str, Any] = {k: v for k, v in h.items() if k != "detail"}
-            rec.update(json.loads(h.get("detail") or "{}"))
-            out.append(worker_info(rec))
-        return out
-
     def recover_lost_workers(self, lost_after_s: float) -> list[int]:
         """Mark workers silent for ``lost_after_s`` lost and requeue their tasks now."""
         now = self.clock.now()
@@ -907,14 +517,7 @@ class RedisStore:
         return [int(x) for x in self._run("lost_workers", repr(cutoff), *sorted(silent),
                                           now=now)]
 
-    def ticket_book(self) -> RedisTicketBook:
-        from .redis_tickets import RedisTicketBook
-
-        return RedisTicketBook(self)
-
-    # -- for the tests and the console ----------------------------------------------------------
-
-    # -- capabilities and page reads of the Store protocol (core.store.base) -------------------
+    # -- capabilities and page reads of the Store protocol (core.store.base) -------------
 
     @property
     def shared_url(self) -> str | None:
@@ -940,17 +543,6 @@ class RedisStore:
     def shop_rows(self) -> list[ShopRow]:
         return redis_queries.shop_rows(self)
 
-    def real_counts(self) -> dict[str, int]:
-        """Counts recomputed from the tasks themselves (a consistency check; O(tasks))."""
-        counts = {s: 0 for s in TASK_STATES}
-        ids = self._r.zrange(self.keys.tasks, 0, -1)
-        pipe = self._r.pipeline(transaction=False)
-        for tid in ids:
-            pipe.hget(self.keys.task(tid), "state")
-        for st in pipe.execute():
-            if st is not None:
-                counts[st] = counts.get(st, 0) + 1
-        return counts
 
 
-__all__ = ["RedisStore", "public_url"]
+__all__ = ["RedisStore", "connect_error", "public_url"]

@@ -1,5 +1,5 @@
 """Tickets, the knowledge base and rules in the SQLite store's database (the SQL side of
-:mod:`core.tickets`; :mod:`core.store.redis_tickets` is its Redis twin)."""
+:mod:`core.tickets`; :mod:`core.store.redis.tickets` is its Redis twin)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from ..clock import Clock
-from ..config import Settings
-from ..errors import InvalidInput, LeaseLost, Refused
-from ..tickets import (
+from ...clock import Clock
+from ...config import Settings
+from ...errors import InvalidInput, LeaseLost, Refused
+from ...tickets import (
     Answer,
     KbAnswer,
     Rule,
@@ -24,20 +24,21 @@ from ..tickets import (
     parse_answer,
     rule_checkpoint,
 )
-from .records import TaskRecord
+from ..records import TaskRecord
+from . import sql
 
 
 class _SqlStore(Protocol):
-    """What the ticket book needs of :class:`core.store.sqlite.SqliteStore` (a protocol, so
+    """What the ticket book needs of :class:`core.store.sqlite.store.SqliteStore` (a protocol, so
     this module does not import the store that builds it)."""
 
     settings: Settings
     clock: Clock
 
     def submit_op(self, op: Callable[[sqlite3.Connection], Any]) -> Any: ...
-    def read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
-    def priority_key(self, base: float, urgency: float, attempts: int, bump: float,
-                     created: float) -> int: ...
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
+    def _key(self, base: float, urgency: float, attempts: int, bump: float,
+             created: float) -> int: ...
     def tasks(self, *, state: str | None = None, shop: str | None = None, limit: int = 50,
               offset: int = 0) -> list[TaskRecord]: ...
 
@@ -86,23 +87,17 @@ class SqliteTicketBook:
         def op(conn: sqlite3.Connection) -> int:
             now = self.store.clock.now()
             row = conn.execute(
-                "SELECT t.type, s.name, s.platform, s.domain FROM tasks t JOIN shops s "
-                "ON s.id = t.shop_id WHERE t.id = ? AND t.state = 'running' AND "
-                "t.lease_owner = ?", (task_id, owner)).fetchone()
+                sql.TASK_SHOP_FOR_TICKET, (task_id, owner)).fetchone()
             if row is None:
                 raise LeaseLost(f"task {task_id} is no longer held by {owner}")
             ttype, shop, platform, domain = row
             cur = conn.execute(
-                "INSERT INTO tickets (task_id, state, kind, opened_at, shop, platform, domain, "
-                "task_type, step, step_name, error_class, error, signature, evidence) "
-                "VALUES (?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                sql.INSERT_TICKET,
                 (task_id, kind, now, shop, platform, domain, ttype, step, signature.step_name,
                  signature.error_class, error[:2000], signature.key, ev))
             tid = int(cur.lastrowid or 0)
             conn.execute(
-                "UPDATE tasks SET state = 'waiting_human', state_reason = ?, updated_at = ?, "
-                "lease_owner = NULL, lease_until = NULL, error_class = ?, last_error = ?, "
-                "evidence = ? WHERE id = ?",
+                sql.TASK_TO_PERSON,
                 (reason or f"ticket #{tid}: {signature.error_class}", now,
                  signature.error_class, error[:2000], ev, task_id))
             return tid
@@ -118,15 +113,14 @@ class SqliteTicketBook:
 
         def op(conn: sqlite3.Connection) -> None:
             now = self.store.clock.now()
-            t = conn.execute("SELECT * FROM tickets WHERE id = ?", (ticket_id,)).fetchone()
+            t = conn.execute(sql.TICKET, (ticket_id,)).fetchone()
             if t is None:
                 raise InvalidInput("ticket", f"no ticket with id {ticket_id}")
-            cols = [d[0] for d in conn.execute("SELECT * FROM tickets LIMIT 0").description]
+            cols = [d[0] for d in conn.execute(sql.TICKET_COLUMNS).description]
             tk = dict(zip(cols, t, strict=True))
             if tk["state"] != TicketState.OPEN:
                 raise Refused(f"ticket {ticket_id} is {tk['state']}, not open")
-            task = conn.execute("SELECT state, checkpoint, base, urgency, attempts, bump, "
-                                "created_at FROM tasks WHERE id = ?",
+            task = conn.execute(sql.ANSWERED_TASK,
                                 (tk["task_id"],)).fetchone()
             if task is None or task[0] != "waiting_human":
                 raise Refused(f"task {tk['task_id']} is not waiting for a person "
@@ -135,14 +129,11 @@ class SqliteTicketBook:
             state = {Answer.DONE: TicketState.CLOSED,
                      Answer.CANCEL: TicketState.CANCELLED}.get(act, TicketState.ANSWERED)
             conn.execute(
-                "UPDATE tickets SET state = ?, action = ?, note = ?, answered_at = ?, "
-                "closed_at = ? WHERE id = ?",
+                sql.ANSWER_TICKET,
                 (state.value, act.value, note, now,
                  now if state is not TicketState.ANSWERED else None, ticket_id))
             cur = conn.execute(
-                "INSERT INTO kb_answers (signature, ticket_id, at, platform, task_type, "
-                "step_name, error_class, error_norm, action, note) VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                sql.INSERT_KB_ANSWER,
                 (tk["signature"], ticket_id, now, tk["platform"], tk["task_type"],
                  tk["step_name"], tk["error_class"], normalise_error(tk["error"]), act.value,
                  note))
@@ -150,8 +141,7 @@ class SqliteTicketBook:
                 sig = Signature(tk["platform"], tk["task_type"], tk["step_name"],
                                 tk["error_class"], normalise_error(tk["error"]))
                 conn.execute(
-                    "INSERT INTO rules (signature, action, delay_s, note, created_at, "
-                    "from_answer, description) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    sql.INSERT_RULE_FROM_ANSWER,
                     (sig.key, rule_act.value, rule_delay_s, note, now, cur.lastrowid,
                      sig.describe()))
 
@@ -161,17 +151,15 @@ class SqliteTicketBook:
     def _apply_answer(self, conn: sqlite3.Connection, tk: dict[str, Any], act: Answer,
                       note: str, now: float) -> None:
         task_id = tk["task_id"]
-        cp_row = conn.execute("SELECT checkpoint FROM tasks WHERE id = ?",
+        cp_row = conn.execute(sql.TASK_CHECKPOINT,
                               (task_id,)).fetchone()
         cp: dict[str, Any] = json.loads(cp_row[0]) if cp_row and cp_row[0] else {}
         why = f"ticket #{tk['id']} answered {act.value}" + (f": {note}" if note else "")
         if act is Answer.DONE:
-            conn.execute("UPDATE tasks SET state = 'done', state_reason = ?, finished_at = ?, "
-                         "updated_at = ? WHERE id = ?", (why, now, now, task_id))
+            conn.execute(sql.FINISH_AS_DONE, (why, now, now, task_id))
             return
         if act is Answer.CANCEL:
-            conn.execute("UPDATE tasks SET state = 'cancelled', state_reason = ?, "
-                         "finished_at = ?, updated_at = ? WHERE id = ?",
+            conn.execute(sql.FINISH_AS_CANCELLED,
                          (why, now, now, task_id))
             return
         self._requeue(conn, task_id, answer_checkpoint(act, tk["step"], cp), why, now)
@@ -179,15 +167,13 @@ class SqliteTicketBook:
     def _requeue(self, conn: sqlite3.Connection, task_id: int, cp: dict[str, Any], why: str,
                  now: float) -> None:
         st = self.store
-        row = conn.execute("SELECT base, urgency, bump, created_at FROM tasks WHERE id = ?",
+        row = conn.execute(sql.TASK_BASE_PRIORITY,
                            (task_id,)).fetchone()
         base, urg, bump, created = row
         bump = bump + self._reentry  # re-entry priority: ahead of routine work
         conn.execute(
-            "UPDATE tasks SET state = 'queued', state_reason = ?, attempts = 0, crashes = 0, "
-            "not_before = ?, bump = ?, prio_key = ?, checkpoint = ?, updated_at = ? "
-            "WHERE id = ?",
-            (why, now, bump, st.priority_key(base, urg, 0, bump, created), json.dumps(cp), now,
+            sql.REQUEUE_ANSWERED,
+            (why, now, bump, st._key(base, urg, 0, bump, created), json.dumps(cp), now,
              task_id))
 
     def rule_op(self, task_id: int, owner: str, rule: Rule, *, signature: Signature,
@@ -199,21 +185,18 @@ class SqliteTicketBook:
             now = self.store.clock.now()
             why = (f"rule #{rule.id} ({rule.action.value}) resolved {error_class} at "
                    f"{step_name or 'start'}")
-            conn.execute("UPDATE rules SET hits = hits + 1 WHERE id = ?", (rule.id,))
+            conn.execute(sql.COUNT_RULE_HIT, (rule.id,))
             if rule.action is RuleAction.HUMAN:
                 self.open_op(task_id, owner, signature=signature, step=step, error=error,
                              evidence=evidence, reason=why)(conn)
                 return "waiting_human"
-            row = conn.execute("SELECT checkpoint FROM tasks WHERE id = ? AND "
-                               "state = 'running' AND lease_owner = ?",
+            row = conn.execute(sql.HELD_TASK_CHECKPOINT,
                                (task_id, owner)).fetchone()
             if row is None:
                 raise LeaseLost(f"task {task_id} is no longer held by {owner}")
             cp, delay = rule_checkpoint(rule, step, json.loads(row[0]) if row[0] else {})
             conn.execute(
-                "UPDATE tasks SET state = 'queued', state_reason = ?, not_before = ?, "
-                "checkpoint = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?, "
-                "error_class = ?, last_error = ? WHERE id = ?",
+                sql.REQUEUE_BY_RULE,
                 (why, now + delay, json.dumps(cp), now, error_class, error[:2000], task_id))
             return "queued"
         return op
@@ -221,24 +204,23 @@ class SqliteTicketBook:
     # -- rules ---------------------------------------------------------------------------------
 
     def matching_rule(self, signature: Signature) -> Rule | None:
-        rows = self.store.read("SELECT * FROM rules WHERE signature = ? AND enabled = 1 "
-                               "ORDER BY id DESC LIMIT 1", (signature.key,))
+        rows = self.store._read(sql.MATCHING_RULE, (signature.key,))
         return _rule(rows[0]) if rows else None
 
     def rules(self) -> list[Rule]:
-        return [_rule(r) for r in self.store.read("SELECT * FROM rules ORDER BY id")]
+        return [_rule(r) for r in self.store._read(sql.ALL_RULES)]
 
     def set_rule_enabled(self, rule_id: int, enabled: bool) -> Rule:
         def op(conn: sqlite3.Connection) -> None:
-            if conn.execute("UPDATE rules SET enabled = ? WHERE id = ?",
+            if conn.execute(sql.SET_RULE_ENABLED,
                             (int(enabled), rule_id)).rowcount == 0:
                 raise InvalidInput("rule", f"no rule with id {rule_id}")
         self._call(op)
-        return _rule(self.store.read("SELECT * FROM rules WHERE id = ?", (rule_id,))[0])
+        return _rule(self.store._read(sql.RULE, (rule_id,))[0])
 
     def delete_rule(self, rule_id: int) -> None:
         def op(conn: sqlite3.Connection) -> None:
-            if conn.execute("DELETE FROM rules WHERE id = ?", (rule_id,)).rowcount == 0:
+            if conn.execute(sql.DELETE_RULE, (rule_id,)).rowcount == 0:
                 raise InvalidInput("rule", f"no rule with id {rule_id}")
         self._call(op)
 
@@ -249,17 +231,16 @@ class SqliteTicketBook:
 
         def op(conn: sqlite3.Connection) -> int:
             cur = conn.execute(
-                "INSERT INTO rules (signature, action, delay_s, note, created_at, description) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                sql.INSERT_RULE,
                 (signature.key, act.value, delay_s, note, now, signature.describe()))
             return int(cur.lastrowid or 0)
         rid = self._call(op)
-        return _rule(self.store.read("SELECT * FROM rules WHERE id = ?", (rid,))[0])
+        return _rule(self.store._read(sql.RULE, (rid,))[0])
 
     # -- reading ------------------------------------------------------------------------------
 
     def ticket(self, ticket_id: int) -> Ticket:
-        rows = self.store.read("SELECT * FROM tickets WHERE id = ?", (ticket_id,))
+        rows = self.store._read(sql.TICKET, (ticket_id,))
         if not rows:
             raise InvalidInput("ticket", f"no ticket with id {ticket_id}")
         return _ticket(rows[0])
@@ -278,20 +259,19 @@ class SqliteTicketBook:
         if older_than_s is not None:
             where.append("opened_at <= ?")
             params.append(self.store.clock.now() - older_than_s)
-        sql = ("SELECT * FROM tickets" + (" WHERE " + " AND ".join(where) if where else "")
-               + " ORDER BY id LIMIT ?")
-        return [_ticket(r) for r in self.store.read(sql, (*params, limit))]
+        query = ("SELECT * FROM tickets" + (" WHERE " + " AND ".join(where) if where else "")
+                 + " ORDER BY id LIMIT ?")
+        return [_ticket(r) for r in self.store._read(query, (*params, limit))]
 
     def open_count(self) -> int:
-        return int(self.store.read("SELECT count(*) FROM tickets WHERE state = 'open'")[0][0])
+        return int(self.store._read(sql.OPEN_TICKET_COUNT)[0][0])
 
     def earlier_answers(self, signature_key: str, *, limit: int = 10) -> list[KbAnswer]:
-        rows = self.store.read("SELECT * FROM kb_answers WHERE signature = ? ORDER BY id DESC "
-                               "LIMIT ?", (signature_key, limit))
+        rows = self.store._read(sql.EARLIER_ANSWERS, (signature_key, limit))
         return [KbAnswer(*tuple(r)) for r in rows]
 
     def knowledge_base(self, *, limit: int = 200) -> list[KbAnswer]:
-        rows = self.store.read("SELECT * FROM kb_answers ORDER BY id DESC LIMIT ?", (limit,))
+        rows = self.store._read(sql.KNOWLEDGE_BASE, (limit,))
         return [KbAnswer(*tuple(r)) for r in rows]
 
     # -- quarantine -----------------------------------------------------------------------------
@@ -302,7 +282,7 @@ class SqliteTicketBook:
     def release(self, task_id: int) -> None:
         """Give a quarantined task another chance (crash count reset, re-entry priority)."""
         def op(conn: sqlite3.Connection) -> None:
-            row = conn.execute("SELECT state, checkpoint FROM tasks WHERE id = ?",
+            row = conn.execute(sql.TASK_STATE_AND_CHECKPOINT,
                                (task_id,)).fetchone()
             if row is None:
                 raise InvalidInput("task", f"no task with id {task_id}")

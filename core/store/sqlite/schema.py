@@ -212,7 +212,7 @@ def migrate(conn: sqlite3.Connection) -> int:
     leaves the file as it was; ``user_version`` is written only when it changes. A database
     newer than this program is refused.
     """
-    from ..errors import EnvironmentProblem
+    from ...errors import EnvironmentProblem
 
     conn.execute("BEGIN IMMEDIATE")
     try:

@@ -1,5 +1,5 @@
 """Tickets, the knowledge base and rules on the Redis store (same behaviour as
-:class:`core.store.sqlite_tickets.SqliteTicketBook`).
+:class:`core.store.sqlite.tickets.SqliteTicketBook`).
 
 An answer changes the ticket, the task, the knowledge base and perhaps the rules in one Lua
 script. The new checkpoint (retry from the start, skip a step) is computed here in Python and
@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import InvalidInput, Refused
-from ..tickets import (
+from ...errors import InvalidInput, Refused
+from ...tickets import (
     Answer,
     KbAnswer,
     Rule,
@@ -25,16 +25,16 @@ from ..tickets import (
     normalise_error,
     parse_answer,
 )
-from .records import TaskRecord
+from ..records import TaskRecord
 
 if TYPE_CHECKING:
-    from ..clock import Clock
-    from ..config import Settings
-    from .redis_keys import Keys
+    from ...clock import Clock
+    from ...config import Settings
+    from .keys import Keys
 
 
 class _RedisStore(Protocol):
-    """What the ticket book needs of :class:`core.store.redis_store.RedisStore` (a protocol,
+    """What the ticket book needs of :class:`core.store.redis.store.RedisStore` (a protocol,
     so this module does not import the store that builds it)."""
 
     settings: Settings
@@ -43,7 +43,7 @@ class _RedisStore(Protocol):
 
     @property
     def client(self) -> Any: ...
-    def run_script(self, name: str, *args: Any, now: float | None = None) -> Any: ...
+    def _run(self, name: str, *args: Any, now: float | None = None) -> Any: ...
     def tasks(self, *, state: str | None = None, shop: str | None = None, limit: int = 50,
               offset: int = 0) -> list[TaskRecord]: ...
 
@@ -124,7 +124,7 @@ class RedisTicketBook:
                                 tk["error_class"], norm)
                 rule_args = [rule_act.value, repr(float(rule_delay_s)), sig.key,
                              sig.describe()]
-            got = self.store.run_script("answer", ticket_id, act.value, note, old or "",
+            got = self.store._run("answer", ticket_id, act.value, note, old or "",
                                   json.dumps(cp), why, repr(float(self._reentry)), norm,
                                   *rule_args)
             if got != "retry":
@@ -233,7 +233,7 @@ class RedisTicketBook:
         for _ in range(_CAS_TRIES):
             old = self._r.hget(self.keys.task(task_id), "checkpoint")
             cp = json.loads(old) if old else {}
-            got = self.store.run_script("unquarantine", task_id, old or "", json.dumps(cp),
+            got = self.store._run("unquarantine", task_id, old or "", json.dumps(cp),
                                   repr(float(self._reentry)))
             if got != "retry":
                 return

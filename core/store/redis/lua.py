@@ -3,12 +3,17 @@
 Every script receives the same first four ARGV: the key prefix, ``now`` (from the store's
 injected clock, never Redis ``TIME``), the aging rate in points per second and the retry bonus;
 script arguments follow from ARGV[5]. Scripts build key names from the prefix exactly as
-:mod:`core.store.redis_keys` documents (so they address keys they were not handed in KEYS: a
+:mod:`core.store.redis.keys` documents (so they address keys they were not handed in KEYS: a
 single Redis, or a cluster with the whole prefix in one hash slot, e.g. ``{shopfleet}``).
 
 Numbers are written as ``%.17g`` text (exact round trip), never through Lua's default
 ``tostring`` (14 digits) nor through ``cjson`` numbers. A script signals a refusal with an error
 reply ``SF:<kind>:<text>`` that the store turns into the matching exception.
+
+Over 600 lines on purpose: it is one thing, the store's whole server side, and its scripts share
+one PRELUDE (key names, number formatting, ``enter``/``leave`` of the queue indexes) that each
+script is registered with; split across modules, a change to the shared Lua would no longer be
+read beside every script that depends on it.
 """
 
 from __future__ import annotations
