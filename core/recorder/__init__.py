@@ -20,11 +20,12 @@ from .convert import (
     ShopLogin,
     escape_braces,
     flow_from_recording,
+    write_flow_file,
 )
 from .session import Recorder, open_recorder, record_flow
 
 __all__ = [
     "TOOLBAR_TEXTS", "Action", "Changed", "Loaded", "Navigation", "Pick", "Post",
     "RecordedFlow", "Recorder", "Recording", "ShopLogin", "escape_braces",
-    "flow_from_recording", "open_recorder", "record_flow",
+    "flow_from_recording", "open_recorder", "record_flow", "write_flow_file",
 ]

@@ -147,10 +147,47 @@ class RecordedFlow:
     def to_json(self) -> str:
         """The flow file's text: one step a line, like the shipped flows."""
         doc = self.document()
-        steps = doc.pop("steps")
+        steps = [{k: s[k] for k in sorted(s, key=_KEY_ORDER.index)} for s in doc.pop("steps")]
         head = json.dumps(doc, ensure_ascii=False, indent=2)[:-2]
         lines = ",\n".join("    " + json.dumps(s, ensure_ascii=False) for s in steps)
         return f'{head},\n  "steps": [\n{lines}\n  ]\n}}\n'
+
+
+_KEY_ORDER = ["name", "action", "url", "locator", "text", "value", "path", "key", "into",
+              "attribute", "all", "state", "if_visible", "write", "interruptible", "verify",
+              "timeout_s"]
+
+
+def write_flow_file(recorded: RecordedFlow, folder: Path, *,
+                    taken: Sequence[str] = ()) -> Path:
+    """Save a recorded flow as ``folder/NAME.json``; never over an existing file or name.
+
+    Blocking file I/O: call it off the event loop.
+
+    Args:
+        recorded: the flow.
+        folder: the user's flow folder (``[flows] dirs``); created when missing.
+        taken: flow names already defined (the registry's, shipped ones included).
+
+    Raises:
+        SpecError: the name is taken (``name``) or the file exists or cannot be written.
+    """
+    name = recorded.flow.name
+    if name in taken:
+        raise SpecError("name", f"a flow named {name!r} exists already (choose another name)")
+    if not re.fullmatch(r"[A-Za-z0-9_\-]{1,100}", name):
+        raise SpecError("name", "must be letters, digits, _ and -, at most 100 (it is the "
+                        "file's name)")
+    path = folder / f"{name}.json"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with path.open("x", encoding="utf-8") as fh:
+            fh.write(recorded.to_json())
+    except FileExistsError:
+        raise SpecError("name", f"{path} exists already (choose another name)") from None
+    except OSError as exc:
+        raise SpecError(str(path), f"cannot write: {exc.strerror or exc}") from None
+    return path
 
 
 def escape_braces(text: str) -> str:
@@ -161,7 +198,7 @@ def escape_braces(text: str) -> str:
 def slug(text: str) -> str:
     """A parameter or result name from free text: ``User name`` → ``user_name``."""
     s = re.sub(r"[^a-z0-9]+", "_", text.strip().lower()).strip("_")[:48]
-    return s
+    return "p_" + s if s[:1].isdigit() else s
 
 
 def field_name(selector: str) -> str:
