@@ -116,8 +116,10 @@ _SCRIPT = r"""
     mode = m;
     if (!bar) return;
     bar.querySelector('[data-sf-status]').textContent = m ? T.picking : '';
-    for (const b of bar.querySelectorAll('button[data-sf-mode]'))
+    for (const b of bar.querySelectorAll('button[data-sf-mode]')) {
       b.setAttribute('aria-pressed', String(b.dataset.sfMode === m));
+      b.style.outline = b.dataset.sfMode === m ? '2px solid #fc3' : '';
+    }
   }
 
   function pick(el) {

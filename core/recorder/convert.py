@@ -388,6 +388,9 @@ def flow_from_recording(recording: Recording, *, name: str, shop: ShopLogin,
             continue
         loc = escape_braces(ev.selector)
         label = field_name(ev.selector)
+        if "nth=" in ev.selector:
+            notes.append(f"{ev.selector!r}: Playwright found nothing unique and chose by position; "
+                         "check it (a test id on the element fixes it)")
         if ev.name == "fill" and _FAKEPATH.match(ev.text):
             file_name = _FAKEPATH.sub("", ev.text)
             found = uploads.get(file_name)
@@ -432,8 +435,11 @@ def flow_from_recording(recording: Recording, *, name: str, shop: ShopLogin,
         elif ev.name == "press":
             step = {"name": f"press {ev.key}", "action": "press_key", "locator": loc,
                     "key": _keys(ev.key, ev.modifiers)}
-        elif ev.name in ("assertText", "assertValue"):
+        elif ev.name in ("assertText", "assertValue") and ev.text:
+            # Playwright's own overlay toolbar has assertion tools too.
             step = _pick_step(Pick("assert_text", ev.selector, True, ev.text), params, notes)
+        elif ev.name == "assertVisible":
+            step = {"name": label or "visible", "action": "wait_element", "locator": loc}
         else:
             notes.append(f"a {ev.name!r} action is not supported by flows yet and was left out")
             continue

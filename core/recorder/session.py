@@ -10,6 +10,11 @@ each element picked with the toolbar.
 
 Nothing here logs a typed value: recorded actions carry them only in memory, to be turned into
 placeholders by :func:`~core.recorder.convert.flow_from_recording`.
+
+Trust: the toolbar's bindings live in the page's world, so the shop's own scripts can call them
+too — fake a pick, a page change or Finish. What they can reach is a suggestion in a flow the
+person reviews before saving (a locator, a verify text), never a credential: credentials are
+recognised by value in Python and never pass through the page script.
 """
 
 from __future__ import annotations
@@ -286,7 +291,7 @@ def _action(data: Mapping[str, Any], page: int) -> Action:
     return Action(
         name=str(data.get("name", "")),
         selector=str(data.get("selector", "")),
-        text=str(data.get("text", "")),
+        text=str(data.get("text", data.get("value", ""))),
         key=str(data.get("key", "")),
         modifiers=int(data.get("modifiers", 0) or 0),
         options=tuple(str(o) for o in options) if isinstance(options, list) else (),

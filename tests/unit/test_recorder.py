@@ -179,12 +179,16 @@ def test_the_recorders_noise_is_dropped() -> None:
     rec = Recording([Action("openPage"), Navigation(f"{BASE}/f"), Action("navigate"),
                      Action("click", REPLY), Action("fill", REPLY, "x"),
                      Action("press", REPLY, key="Enter"), Action("click", SEND, click_count=0),
-                     Action("press", REPLY, key="a", modifiers=2), Action("dblclick", SEND)])
+                     Action("press", REPLY, key="a", modifiers=2), Action("dblclick", SEND),
+                     Action("assertVisible", SEND), Action("assertText", SEND, "Send"),
+                     Action("click", "internal:role=link >> nth=3")])
     out = flow_from_recording(rec, name="rec", shop=SHOP)
     assert [(s.action, getattr(s, "key", None)) for s in out.flow.steps] == [
         ("navigate", None), ("type_text", None), ("press_key", "Enter"),
-        ("press_key", "Control+a")]
+        ("press_key", "Control+a"), ("wait_element", None), ("assert_text", None),
+        ("click", None)]
     assert any("'dblclick'" in n for n in out.notes)
+    assert any("by position" in n for n in out.notes)
 
 
 def test_nothing_recorded_or_no_page_opened_is_refused_with_the_field() -> None:
