@@ -82,6 +82,9 @@ async def collect_person(page: Any, base: str) -> None:
     await page.goto(f"{base}/stats?page=150")
     await _log_in(page, RECORD_SHOP)
     await page.wait_for_url("**/stats?page=150")
+    # This recording's toolbar speaks Chinese.
+    bar = page.locator("#__shopfleet_recorder")
+    assert await bar.locator("button[data-sf-mode=extract_all]").inner_text() == "提取所有同类"
     cells = page.locator("#stats tbody tr").first
     await _toolbar_pick(page, "extract_all", cells.locator("td.sku"))
     await _toolbar_pick(page, "extract_all", cells.locator("td.views"))
@@ -113,7 +116,8 @@ async def _record_all(site: DemoSite) -> dict[str, RecordedFlow]:
                 context = await browser.new_context()
                 async with context.expect_page() as opened:
                     recording = asyncio.ensure_future(record_flow(
-                        context, name=f"rec_{job}", shop=shop, asset_dirs=[assets_dir()]))
+                        context, name=f"rec_{job}", shop=shop, asset_dirs=[assets_dir()],
+                        lang="zh" if job == "collect_data" else "en"))
                 page = await opened.value
                 await page.wait_for_load_state()
                 await person(page, base)
