@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .browser_install import BrowserCheck, BrowserInstallResult, check_browser, install_browser
+    from .browser.install import BrowserCheck, BrowserInstallResult, check_browser, install_browser
     from .clock import SYSTEM_CLOCK, Clock, SystemClock
     from .config import Settings, load_settings, settings_from_dict
     from .config_file import gates_toml, save_settings
@@ -112,9 +112,9 @@ _WHERE: dict[str, str] = {
     "BreakerChanged": ".events",
     "BreakerState": ".engine",
     "BreakerView": ".engine",
-    "BrowserCheck": ".browser_install",
+    "BrowserCheck": ".browser.install",
     "BrowserCrashed": ".errors",
-    "BrowserInstallResult": ".browser_install",
+    "BrowserInstallResult": ".browser.install",
     "Changes": ".events",
     "ClaimedTask": ".store",
     "Clock": ".clock",
@@ -184,7 +184,7 @@ _WHERE: dict[str, str] = {
     "VIEWS": ".queries",
     "Vault": ".vault",
     "build_engine": ".engine.build",
-    "check_browser": ".browser_install",
+    "check_browser": ".browser.install",
     "count_tasks": ".queries",
     "data_dir": ".paths",
     "default_db_path": ".paths",
@@ -192,7 +192,7 @@ _WHERE: dict[str, str] = {
     "demo_specs": ".demo",
     "filter_choices": ".queries",
     "flow_names": ".queries",
-    "install_browser": ".browser_install",
+    "install_browser": ".browser.install",
     "load_settings": ".config",
     "metrics_series": ".queries",
     "new_owner_id": ".store",

@@ -1,6 +1,6 @@
 """A scripted fake browser for fast tests and demos: it can be slow, crash or hang on purpose.
 
-``FakeLauncher`` implements the pool's :class:`~core.browser.pool.Launcher` protocol without a
+``FakeLauncher`` implements the pool's :class:`~core.browser.base.Launcher` protocol without a
 process. It counts what is alive so tests can assert that nothing leaked::
 
     launcher = FakeLauncher(crash_after_contexts=3, hang_on_close=True)

@@ -9,7 +9,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..browser.pool import BrowserPool, SessionStore
+from ..browser.pool import BrowserPool
+from ..browser.sessions import SessionStore
 from ..config import Settings
 from ..errors import (
     Blocked,

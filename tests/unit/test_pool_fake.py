@@ -15,7 +15,8 @@ import pytest
 from core.browser import discovery
 from core.browser.discovery import doctor, launch_args
 from core.browser.fake import FakeBrowserError, FakeContext, FakeLauncher, FakePage
-from core.browser.pool import BrowserPool, PoolStats, SessionStore
+from core.browser.pool import BrowserPool, PoolStats
+from core.browser.sessions import SessionStore
 from core.config import BrowserSettings, PoolSettings
 from core.errors import BrowserCrashed, EnvironmentProblem, Refused
 from core.testing import FakeClock
