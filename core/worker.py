@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TextIO
 from .config import is_loopback
 from .engine import Engine, EngineStatistics
 from .engine.build import build_engine
-from .engine.engine import Execution, Executor, NoopExecutor
+from .engine.control import Execution, Executor, NoopExecutor
 from .errors import ConfigError, InvalidInput
 from .events import BreakerChanged, EngineProblem, Event, GateHeld, TaskStateChanged
 from .store import ClaimedTask, new_owner_id
@@ -123,7 +123,7 @@ async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO | None = N
 
 class ExecLog:
     """Lines ``task_id domain granted_at owner shop started_at ended_at issued_at`` for each
-    no-op execution (see :class:`~core.engine.engine.Execution`; ``issued_at`` is ``-`` with
+    no-op execution (see :class:`~core.engine.control.Execution`; ``issued_at`` is ``-`` with
     local gates), written by a thread (never on the loop) with a flush per batch: what a fleet
     test counts."""
 

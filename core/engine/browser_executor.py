@@ -29,7 +29,7 @@ from ..store import ClaimedTask, domain_of
 from ..store.base import Store
 from ..validation import shop_info
 from ..vault import Vault
-from .engine import Outcome, TaskControl
+from .control import Outcome, TaskControl
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,8 @@ from ..store.base import Store
 from ..urls import public_url, with_env_password
 from ..validation import submission_validator
 from .breakers import Breakers
-from .engine import Engine, Executor, NoopExecutor
+from .control import Executor, NoopExecutor
+from .engine import Engine
 from .gates import RateGates
 
 if TYPE_CHECKING:

@@ -126,7 +126,7 @@ def test_hard_aged_holder_is_not_preempted(
         site: DemoSite, env: tuple[SqliteStore, Settings, Path],
         caplog: pytest.LogCaptureFixture) -> None:
     store, settings, home = env
-    caplog.set_level(logging.DEBUG, logger="core.engine.engine")
+    caplog.set_level(logging.DEBUG, logger="core.engine")
     path = store.path
     store.close()
 
