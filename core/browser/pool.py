@@ -147,12 +147,11 @@ class BrowserPool:
                  launcher: Launcher | None = None, sessions: SessionStore | None = None,
                  clock: Clock = SYSTEM_CLOCK, contexts_per_browser: int | None = None,
                  prewarm_contexts: bool | None = None) -> None:
-        # Until PoolSettings carries these two keys, they come from the keywords (default 1
-        # and off); once it does, the settings are the default and a keyword still wins.
+        # The settings are the default; a keyword (benchmarks, tests) still wins.
         if contexts_per_browser is None:
-            contexts_per_browser = int(getattr(pool, "contexts_per_browser", 1))
+            contexts_per_browser = pool.contexts_per_browser
         if prewarm_contexts is None:
-            prewarm_contexts = bool(getattr(pool, "prewarm_contexts", False))
+            prewarm_contexts = pool.prewarm_contexts
         if contexts_per_browser < 1:
             raise ValueError("contexts_per_browser must be at least 1")
         self._cfg = pool

@@ -85,8 +85,7 @@ class TaskControl:
         """The gates' own time of the last grant in this process (Redis ``TIME`` for shared
         gates; None for local ones). Read right after :meth:`gate`, with no ``await`` in
         between, it is the time this task's tokens were taken."""
-        issued = getattr(self._engine.gates, "last_issue_at", None)
-        return float(issued) if issued is not None else None
+        return self._engine.gates.last_issue_at
 
     async def checkpoint(self, data: dict[str, Any]) -> None:
         """Durably record progress; returns once it is committed."""
