@@ -63,7 +63,7 @@ from _common import arg_parser, emit, note, percentiles, temp_dir
 from core.build import build_engine, open_store
 from core.config import Settings
 from core.demo import demo_settings, register_demo_shops
-from core.demosite import host_resolver_rules
+from core.demosite import demo_login_steps, host_resolver_rules
 from core.engine import Engine
 from core.events import Event, TaskPreempted, TaskProgress, TaskStateChanged
 from core.specs import TaskSpec
@@ -133,11 +133,7 @@ def collector(shop: str, key: str) -> TaskSpec:
     steps: list[dict[str, Any]] = [
         {"name": "open the statistics", "action": "navigate",
          "url": "{shop.base_url}/stats?page=1"},
-        {"action": "type_text", "locator": "#username", "text": "{shop.username}",
-         "if_visible": "#login-btn"},
-        {"action": "type_text", "locator": "#password", "text": "{shop.password}",
-         "if_visible": "#login-btn"},
-        {"action": "click", "locator": "#login-btn", "if_visible": "#login-btn"},
+        *demo_login_steps(),
     ]
     for p in range(1, PAGES + 1):
         steps += [{"name": f"page {p}", "action": "navigate",

@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._common import arg_parser, emit, note, temp_dir
 from core.build import open_store
 from core.config import load_settings
-from core.fleet_client import specs_for
-from core.redis_server import RedisServer
+from core.testing.fleet_client import specs_for
+from core.testing.redis_server import RedisServer
 
 BENCH = "scale_out"
 HOLD_MS = 200

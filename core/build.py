@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from .clock import SYSTEM_CLOCK, Clock
 from .config import Settings
 from .engine.breakers import Breakers
-from .engine.engine import Engine, Executor, NoopExecutor
+from .engine.control import Executor, NoopExecutor
+from .engine.engine import Engine
 from .engine.gates import RateGates
 from .errors import EnvironmentProblem, InvalidInput
 from .events import EventBus

@@ -32,6 +32,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+from typing import Any
+
 
 class ShopFleetError(Exception):
     """Root of every error ShopFleet raises on purpose."""
@@ -52,6 +55,30 @@ class ConfigError(InvalidInput):
 
 class SpecError(InvalidInput):
     """A task spec, a batch of them or a flow is invalid. Nothing was written."""
+
+
+def field_path(prefix: str, loc: Sequence[Any], *, tags: Collection[str] = (),
+               whole: str = "(task)") -> str:
+    """The field a validation error points at, as a user writes it: ``tasks[3].steps[2].url``.
+
+    Args:
+        prefix: where the validated object sits (``tasks[3]``, a file name), or "".
+        loc: pydantic's location of the error (names and list indices).
+        tags: the tags of a discriminated union of list items; pydantic puts the tag between
+            the index and the field (``steps.2.click.locator``), and the path leaves it out.
+        whole: what to name when the error is about the whole object.
+    """
+    parts = list(loc)
+    for i in range(len(parts) - 1, 1, -1):
+        if isinstance(parts[i - 1], int) and parts[i] in tags and parts[i - 2] == "steps":
+            del parts[i]
+    path = prefix
+    for part in parts:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path or whole
 
 
 class UnknownTask(InvalidInput):

@@ -2,7 +2,7 @@
 
 For operators who already run Prometheus and Grafana: each worker can answer
 ``GET /metrics`` on a configured port (loopback unless configured otherwise) with its
-:class:`~core.engine.engine.EngineStatistics` as gauges and counters, every sample carrying
+:class:`~core.engine.statistics.EngineStatistics` as gauges and counters, every sample carrying
 the worker's labels (``worker``, ``host``). Rendering uses ``prometheus_client``'s exposition
 code (text format 0.0.4: HELP and TYPE lines, label values escaped), from a collector that
 reads one statistics snapshot per scrape; the server is a minimal ``asyncio`` HTTP/1.1 one on
@@ -29,7 +29,7 @@ from prometheus_client.registry import Collector
 
 from .config import is_loopback
 from .engine.breakers import BreakerState
-from .engine.engine import EngineStatistics
+from .engine.statistics import EngineStatistics
 from .errors import ConfigError
 
 log = logging.getLogger(__name__)

@@ -18,8 +18,6 @@ band 1 (ahead of every band-0 task) and is no longer preemptible.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 KEY_SCALE = 1000
 KEY_EPOCH = 1_735_689_600.0  # 2025-01-01T00:00:00Z: keeps the aging term small
 """Origin of the aging term; any fixed instant works, a recent one keeps keys readable."""
@@ -45,13 +43,6 @@ def check_bump(to: float | None, by: float | None) -> None:
         if abs(value) > MAX_BUMP_POINTS:
             raise InvalidInput(name, f"{value!r} is out of range (at most ±{MAX_BUMP_POINTS:g} "
                                "points)")
-
-
-@dataclass(frozen=True)
-class PriorityParams:
-    aging_per_s: float
-    retry_bonus: float
-    hard_age_s: float
 
 
 def static_points(*, base: float, urgency: float, attempts: int, bump: float,

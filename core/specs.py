@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .errors import SpecError
+from .errors import SpecError, field_path
 
 MAX_TASK_BYTES_DEFAULT = 256 * 1024
 MAX_DEPTH = 32
@@ -79,16 +79,6 @@ class TaskSpec(BaseModel):
         if self.steps:
             out["steps"] = self.steps
         return out
-
-
-def _field_path(prefix: str, loc: tuple[Any, ...]) -> str:
-    path = prefix
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        else:
-            path += f".{part}" if path else str(part)
-    return path or "(task)"
 
 
 def check_values(obj: Any, *, where: str = "") -> None:
@@ -154,7 +144,7 @@ def validate_spec(obj: Any, *, where: str = "", max_bytes: int = MAX_TASK_BYTES_
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = "unknown field"
-        raise SpecError(_field_path(where, loc), msg) from None
+        raise SpecError(field_path(where, loc), msg) from None
 
 
 class _NotJson:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from .engine import Engine, EngineStatistics
-from .engine.engine import Execution
+from .engine.control import Execution
 from .events import BreakerChanged, EngineProblem, Event, GateHeld, TaskStateChanged
 from .store import ClaimedTask
 
@@ -117,7 +117,7 @@ async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO | None = N
 
 class ExecLog:
     """Lines ``task_id domain granted_at owner shop started_at ended_at issued_at`` for each
-    no-op execution (see :class:`~core.engine.engine.Execution`; ``issued_at`` is ``-`` with
+    no-op execution (see :class:`~core.engine.control.Execution`; ``issued_at`` is ``-`` with
     local gates), written by a thread (never on the loop) with a flush per batch: what a fleet
     test counts."""
 

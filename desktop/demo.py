@@ -18,9 +18,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from core import DemoSite, Settings, demo_settings, demo_specs, open_store, register_demo_shops
+from core import (
+    DemoSite,
+    Settings,
+    Vault,
+    demo_settings,
+    demo_specs,
+    open_store,
+    register_demo_shops,
+)
 
-from ._core import Vault
 from .launch import engine_host, make_app, run_console
 
 log = logging.getLogger(__name__)

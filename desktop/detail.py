@@ -18,7 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ._core import TaskDetail
+from core import TaskDetail
+
 from .i18n import tr
 from .models import fmt_duration, fmt_time
 

@@ -32,7 +32,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor
 
-from ._core import SORTS, TaskFilter, TaskRow, count_tasks, task_page
+from core import SORTS, TaskFilter, TaskRow, count_tasks, task_page
+
 from .i18n import tr
 
 T = TypeVar("T")

@@ -18,7 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ._core import FilterChoices, TaskFilter
+from core import FilterChoices, TaskFilter
+
 from .i18n import tr
 from .models import ID_ROLE, ROW_ROLE, FilterProxy, KeyedTableModel, TaskTableModel
 

@@ -32,9 +32,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import KbAnswer, Ticket
+from core import KbAnswer, Ticket, read_json_file, read_text_file
 
-from ._core import read_json_file, read_text_file
 from .i18n import QT_TR_NOOP, tr
 from .models import fmt_duration, fmt_time
 from .tickets import ACTIONS, TicketReads

@@ -36,11 +36,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import BreakerChanged, EngineHost, EngineStatistics, TicketOpened, resources_dir
+from core import (
+    BreakerChanged,
+    EngineHost,
+    EngineStatistics,
+    TicketOpened,
+    resources_dir,
+    task_detail,
+)
 
 from . import action_table as A
 from . import columns as C
-from ._core import task_detail
 from .actions import ActionRunner, ErrorPresenter
 from .bridge import EngineBridge
 from .context import ConsoleContext

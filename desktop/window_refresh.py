@@ -12,10 +12,19 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QLabel, QMainWindow, QTabWidget
 
-from core import Changes, EngineStatistics, Store, TaskStateChanged
+from core import (
+    Changes,
+    EngineStatistics,
+    Store,
+    TaskStateChanged,
+    filter_choices,
+    flow_names,
+    metrics_series,
+    shop_rows,
+    task_page,
+)
 
 from . import columns as C
-from ._core import filter_choices, flow_names, metrics_series, shop_rows, task_page
 from .context import ConsoleContext
 from .dashboard import Dashboard
 from .detail import DetailPane

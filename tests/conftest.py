@@ -73,7 +73,7 @@ def redis_server() -> Iterator[Any]:
 
     if not shutil.which("redis-server"):
         missing_tool("redis-server is not installed (make setup installs it)")
-    from core.redis_server import RedisServer
+    from core.testing.redis_server import RedisServer
 
     with RedisServer() as server:
         yield server

@@ -1,6 +1,8 @@
-"""Browsers: finding one (:mod:`.discovery`), pooling them (:mod:`.pool`), faking them
-(:mod:`.fake`)."""
+"""Browsers: finding one (:mod:`.discovery`), installing one (:mod:`.install`), pooling them
+(:mod:`.pool`, over the protocols in :mod:`.base`), driving Chromium (:mod:`.playwright`), the
+shops' saved sessions (:mod:`.sessions`), faking them (:mod:`.fake`)."""
 
+from .base import BrowserHandle, ContextHandle, Launcher
 from .discovery import (
     BrowserChoice,
     DoctorReport,
@@ -10,16 +12,9 @@ from .discovery import (
     launch_args,
     register_cli,
 )
-from .pool import (
-    BrowserHandle,
-    BrowserPool,
-    ContextHandle,
-    Launcher,
-    PlaywrightLauncher,
-    PoolStats,
-    SessionStore,
-    TaskContext,
-)
+from .playwright import PlaywrightLauncher
+from .pool import BrowserPool, PoolStats, TaskContext
+from .sessions import SessionStore
 
 __all__ = [
     "BrowserChoice",

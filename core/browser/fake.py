@@ -1,6 +1,6 @@
 """A scripted fake browser for fast tests and demos: it can be slow, crash or hang on purpose.
 
-``FakeLauncher`` implements the pool's :class:`~core.browser.pool.Launcher` protocol without a
+``FakeLauncher`` implements the pool's :class:`~core.browser.base.Launcher` protocol without a
 process. It counts what is alive so tests can assert that nothing leaked::
 
     launcher = FakeLauncher(crash_after_contexts=3, hang_on_close=True)
@@ -25,8 +25,9 @@ class FakeBrowserError(Exception):
     """What a fake raises where Playwright would raise its ``Error`` (target closed...)."""
 
 
-class FakePage:
-    """The smallest page a task can hold: ``goto``, ``close``, ``on``, and a ``url``."""
+class FakeBrowserPage:
+    """The smallest page a task can hold: ``goto``, ``close``, ``on``, and a ``url``. (The
+    scripted site page flows run against is :class:`core.flows.fakepage.FakePage`.)"""
 
     def __init__(self, context: FakeContext) -> None:
         self.context = context
@@ -59,7 +60,7 @@ class FakePage:
 
 
 PageFactory = Callable[["FakeContext"], Any]
-"""Makes the page object of a fake context (default: :class:`FakePage`)."""
+"""Makes the page object of a fake context (default: :class:`FakeBrowserPage`)."""
 
 
 class FakeContext:
@@ -206,7 +207,7 @@ class FakeLauncher:
         hang_on_stop: the driver's ``stop()`` never returns.
         context_delay_s: how long creating a context takes.
         fail_launch: an exception each launch raises (None: launches succeed).
-        page_factory: makes each context's page (default :class:`FakePage`).
+        page_factory: makes each context's page (default :class:`FakeBrowserPage`).
     """
 
     def __init__(self, *, launch_delay_s: float = 0.0, crash_after_contexts: int | None = None,
@@ -221,7 +222,7 @@ class FakeLauncher:
         self.hang_on_stop = hang_on_stop
         self.context_delay_s = context_delay_s
         self.fail_launch = fail_launch
-        self.page_factory: PageFactory = page_factory or FakePage
+        self.page_factory: PageFactory = page_factory or FakeBrowserPage
         self.browsers: list[FakeBrowser] = []
         self.live_browsers = 0
         self.live_contexts = 0

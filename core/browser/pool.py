@@ -32,421 +32,37 @@ and writing the items (~110 ms for one origin). The price: an extra renderer per
 of MB) that is made in the background while other tasks run, and a session applied that way
 lacks nothing Playwright's own loader sets except IndexedDB (neither loader restores
 sessionStorage). Off by default.
+
+The pieces around the pool live beside it: the protocols a browser library must meet
+(:mod:`.base`), Chromium through Playwright and the process-tree kill (:mod:`.playwright`), the
+shops' saved sessions (:mod:`.sessions`). What remains here, a little over 600 lines, is one
+thing: :class:`BrowserPool`'s bookkeeping of browsers, contexts and spares, whose methods share
+one lock-free state machine and read best together.
 """
+
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import json
 import logging
-import os
-import re
-import shutil
-import tempfile
-import time
-import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Coroutine
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol, Self
+from typing import Any, Self
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import BrowserSettings, PoolSettings
-from ..errors import BrowserCrashed, EnvironmentProblem, Refused, ShopFleetError
-from ..paths import private_dir
-from ..vault import Vault
-from .discovery import BrowserChoice, discover, launch_args, running_as_root
+from ..errors import BrowserCrashed, Refused, ShopFleetError
+from .base import BrowserHandle, ContextHandle, Launcher
+from .playwright import PlaywrightLauncher
+from .sessions import SessionStore
 
 log = logging.getLogger(__name__)
-
-
-# --------------------------------------------------------------------------- the protocol
-
-
-class ContextHandle(Protocol):
-    """One browser context, as the pool needs it."""
-
-    @property
-    def native(self) -> Any:
-        """The library's own context object (Playwright's ``BrowserContext``), for flows."""
-        ...
-
-    async def new_page(self) -> Any:
-        """A new page (Playwright ``Page``-like: ``goto``, ``close``, ``on``...)."""
-        ...
-
-    async def storage_state(self) -> dict[str, Any]:
-        """Cookies and local storage, in Playwright's storage-state shape."""
-        ...
-
-    async def apply_storage_state(self, state: dict[str, Any], page: Any) -> None:
-        """Load a saved session into this already made context, using ``page`` if needed."""
-        ...
-
-    async def close(self) -> None: ...
-
-
-class BrowserHandle(Protocol):
-    """One browser process."""
-
-    @property
-    def pid(self) -> int | None:
-        """The browser's main process id, when known."""
-        ...
-
-    def is_connected(self) -> bool: ...
-
-    def on_disconnect(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` (once, on the event loop) when the browser goes away."""
-        ...
-
-    async def new_context(self, storage_state: dict[str, Any] | None) -> ContextHandle: ...
-
-    async def close(self) -> None:
-        """Close politely (may hang: the pool times it out)."""
-        ...
-
-    async def kill(self) -> None:
-        """Last resort: kill the process tree and remove its temporary profile. Idempotent."""
-        ...
-
-
-class Launcher(Protocol):
-    """Starts browsers. ``start`` once before any ``launch``; ``stop`` (or ``kill``) at the end."""
-
-    async def start(self) -> None: ...
-
-    async def launch(self) -> BrowserHandle: ...
-
-    async def stop(self) -> None:
-        """Stop the driver (takes any browser still alive down with it; may hang)."""
-        ...
-
-    async def kill(self) -> None:
-        """Last resort after a ``stop`` that hung: kill the driver and every browser."""
-        ...
-
-
-# --------------------------------------------------------------------------- playwright
-
-
-def _kill_tree(pid: int, created: float | None, timeout_s: float) -> None:
-    """Kill a process and its children (blocking; run it in a thread).
-
-    ``created`` is the process's start time when it was found: a pid the OS has since given
-    to another process is left alone.
-    """
-    try:
-        import psutil
-    except ImportError:  # pragma: no cover - psutil is a dependency
-        return
-    try:
-        root = psutil.Process(pid)
-        if created is not None and abs(root.create_time() - created) > 0.01:
-            return
-        procs = [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return
-    for p in procs:
-        with contextlib.suppress(psutil.Error):
-            p.kill()
-    psutil.wait_procs(procs, timeout=timeout_s)
-
-
-def _remove_dir(path: str, timeout_s: float) -> None:
-    """Remove a killed browser's profile folder (blocking; run it in a thread).
-
-    When the browser's main process was killed from outside, its helpers are orphans that
-    ``_kill_tree`` cannot find; they exit within moments but may write into the folder
-    meanwhile. Try again until it stays gone or ``timeout_s`` passes.
-    """
-    deadline = time.monotonic() + max(0.5, timeout_s)
-    while True:
-        shutil.rmtree(path, ignore_errors=True)
-        if not os.path.exists(path) or time.monotonic() > deadline:
-            return
-        time.sleep(0.1)
-
-
-def _process_gone(pid: int | None, created: float | None) -> bool:
-    """True when we know the process has exited (or is a zombie waiting to be reaped)."""
-    if pid is None:
-        return False
-    try:
-        import psutil
-    except ImportError:  # pragma: no cover
-        return False
-    try:
-        p = psutil.Process(pid)
-        if created is not None and abs(p.create_time() - created) > 0.01:
-            return True
-        return bool(p.status() == psutil.STATUS_ZOMBIE)
-    except psutil.NoSuchProcess:
-        return True
-    except psutil.Error:
-        return False
-
-
-def _find_browser_process(marker: str) -> tuple[int | None, float | None, str | None]:
-    """(pid, start time, user-data-dir) of our child browser whose command line has ``marker``."""
-    try:
-        import psutil
-    except ImportError:  # pragma: no cover
-        return None, None, None
-    try:
-        children = psutil.Process().children(recursive=True)
-    except psutil.Error:
-        return None, None, None
-    for p in children:
-        try:
-            cmd = p.cmdline()
-        except psutil.Error:
-            continue
-        if marker in cmd and not any(a.startswith("--type=") for a in cmd):
-            profile = next((a.split("=", 1)[1] for a in cmd
-                            if a.startswith("--user-data-dir=")), None)
-            try:
-                created: float | None = p.create_time()
-            except psutil.Error:
-                created = None
-            return p.pid, created, profile
-    return None, None, None
-
-
-class PlaywrightContext:
-    """:class:`ContextHandle` over a Playwright ``BrowserContext``."""
-
-    def __init__(self, context: Any) -> None:
-        self._ctx = context
-
-    @property
-    def native(self) -> Any:
-        return self._ctx
-
-    async def new_page(self) -> Any:
-        return await self._ctx.new_page()
-
-    async def storage_state(self) -> dict[str, Any]:
-        return dict(await self._ctx.storage_state())
-
-    async def apply_storage_state(self, state: dict[str, Any], page: Any) -> None:
-        cookies = state.get("cookies") or []
-        if cookies:
-            await self._ctx.add_cookies(cookies)
-        origins = [o for o in state.get("origins", []) if o.get("localStorage")]
-        if not origins:
-            return
-
-        async def blank(route: Any) -> None:
-            # Never reach the site: local storage only needs a document of the right origin.
-            await route.fulfill(status=200, content_type="text/html", body="<html></html>")
-
-        await page.route("**/*", blank)
-        try:
-            for o in origins:
-                await page.goto(o["origin"])
-                await page.evaluate(
-                    "items => { for (const i of items) localStorage.setItem(i.name, i.value); }",
-                    o["localStorage"])
-        finally:
-            await page.unroute("**/*", blank)
-        await page.goto("about:blank")
-
-    async def close(self) -> None:
-        await self._ctx.close()
-
-
-class PlaywrightBrowser:
-    """:class:`BrowserHandle` over a Playwright ``Browser`` launched by us."""
-
-    def __init__(self, browser: Any, pid: int | None, profile_dir: str | None,
-                 kill_timeout_s: float, *, created: float | None = None) -> None:
-        self._browser = browser
-        self._pid = pid
-        self._created = created
-        self._profile_dir = profile_dir
-        self._kill_timeout_s = kill_timeout_s
-
-    @property
-    def pid(self) -> int | None:
-        return self._pid
-
-    @property
-    def profile_dir(self) -> str | None:
-        """The temporary profile folder Playwright made for this browser."""
-        return self._profile_dir
-
-    def is_connected(self) -> bool:
-        # The process check covers the moment between a kill and Playwright noticing it, when
-        # a task's call has already failed but ``disconnected`` has not been delivered yet.
-        return bool(self._browser.is_connected()) and not _process_gone(self._pid, self._created)
-
-    def on_disconnect(self, callback: Callable[[], None]) -> None:
-        self._browser.on("disconnected", lambda _b: callback())
-
-    async def new_context(self, storage_state: dict[str, Any] | None) -> PlaywrightContext:
-        ctx = await self._browser.new_context(storage_state=storage_state)
-        return PlaywrightContext(ctx)
-
-    async def close(self) -> None:
-        await self._browser.close()
-
-    async def kill(self) -> None:
-        if self._pid is not None:
-            await asyncio.to_thread(_kill_tree, self._pid, self._created, self._kill_timeout_s)
-        if self._profile_dir and os.path.isdir(self._profile_dir):
-            # Playwright removes it on a clean close; after a kill it may be left behind.
-            await asyncio.to_thread(_remove_dir, self._profile_dir, self._kill_timeout_s)
-
-
-class PlaywrightLauncher:
-    """Launches Chromium-family browsers through one Playwright driver.
-
-    Args:
-        browser: the ``[browser]`` settings (path, channel, headless, extra flags).
-        choice: the browser to drive; None discovers one at :meth:`start`.
-    """
-
-    def __init__(self, browser: BrowserSettings, *, choice: BrowserChoice | None = None,
-                 kill_timeout_s: float = 5.0) -> None:
-        self._settings = browser
-        self.choice = choice
-        self._kill_timeout_s = kill_timeout_s
-        self._pw: Any = None
-        self._driver_pid: int | None = None
-        self._driver_created: float | None = None
-        self._driver_proc: Any = None
-
-    async def start(self) -> None:
-        if self._pw is not None:
-            return
-        if self.choice is None:
-            # Discovery runs `<exe> --version`: keep it off the event loop.
-            self.choice = await asyncio.to_thread(discover, self._settings)
-        from playwright.async_api import async_playwright
-
-        manager = async_playwright()
-        self._pw = await manager.start()
-        # Private, but the only handle on the driver process for the last-resort kill.
-        with contextlib.suppress(Exception):
-            proc = manager._client._transport._proc  # type: ignore[union-attr]
-            self._driver_proc = proc
-            self._driver_pid = int(proc.pid)
-            import psutil
-
-            self._driver_created = psutil.Process(self._driver_pid).create_time()
-
-    async def launch(self) -> PlaywrightBrowser:
-        if self._pw is None or self.choice is None:
-            raise RuntimeError("PlaywrightLauncher.start() was not called")
-        from playwright.async_api import Error as PlaywrightError
-
-        # A marker flag Chromium ignores, to find this browser's process (and profile folder)
-        # among our children without guessing from timing.
-        marker = f"--shopfleet-browser={uuid.uuid4().hex}"
-        args = [*launch_args(self._settings, as_root=running_as_root()), marker]
-        kwargs: dict[str, Any] = {"headless": self._settings.headless, "args": args}
-        if self.choice.executable_path:
-            kwargs["executable_path"] = self.choice.executable_path
-        if self.choice.channel:
-            kwargs["channel"] = self.choice.channel
-        try:
-            browser = await self._pw.chromium.launch(**kwargs)
-        except PlaywrightError as exc:
-            first = (exc.message or str(exc)).strip().splitlines()[0]
-            raise EnvironmentProblem(
-                f"could not start {self.choice.describe()}: {first}. "
-                "Run `shopfleet doctor` to check the browser.") from None
-        pid, created, profile = await asyncio.to_thread(_find_browser_process, marker)
-        return PlaywrightBrowser(browser, pid, profile, self._kill_timeout_s, created=created)
-
-    async def stop(self) -> None:
-        if self._pw is not None:
-            pw, self._pw = self._pw, None
-            await pw.stop()
-
-    async def kill(self) -> None:
-        self._pw = None
-        if self._driver_pid is not None:
-            await asyncio.to_thread(
-                _kill_tree, self._driver_pid, self._driver_created, self._kill_timeout_s)
-        proc, self._driver_proc = self._driver_proc, None
-        if proc is not None:
-            # Reap it and close its pipes: the stop() that would have done so was abandoned.
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.wait(), self._kill_timeout_s)
-            with contextlib.suppress(Exception):
-                proc._transport.close()
-
-
-# --------------------------------------------------------------------------- sessions
-
 
 _LAUNCH_WAIT_S = 30.0
 """How long close() lets a browser that is starting finish starting (Playwright's own launch
 timeout is 30 s), so that it can be closed and its profile removed."""
-
-
-class SessionStore:
-    """Shops' saved browser sessions, one encrypted file per shop.
-
-    A session that cannot be read back (the vault key changed, a damaged file) is logged and
-    treated as absent: the shop's flow logs in again and the next save replaces it.
-    """
-
-    def __init__(self, directory: Path, vault: Vault) -> None:
-        self.directory = Path(directory)
-        self._vault = vault
-
-    def path_for(self, shop: str) -> Path:
-        """The file of a shop's session (a readable stem plus a hash: any shop name is safe)."""
-        stem = re.sub(r"[^A-Za-z0-9_-]+", "_", shop)[:40] or "shop"
-        digest = hashlib.sha256(shop.encode("utf-8")).hexdigest()[:12]
-        return self.directory / f"{stem}-{digest}.session"
-
-    async def load(self, shop: str) -> dict[str, Any] | None:
-        """The shop's saved storage state, or None."""
-        return await asyncio.to_thread(self._load, shop)
-
-    async def save(self, shop: str, state: dict[str, Any]) -> None:
-        """Save (replace) the shop's storage state, encrypted, atomically."""
-        await asyncio.to_thread(self._save, shop, state)
-
-    def _load(self, shop: str) -> dict[str, Any] | None:
-        path = self.path_for(shop)
-        try:
-            token = path.read_bytes()
-        except FileNotFoundError:
-            return None
-        try:
-            data = json.loads(self._vault.decrypt(token))
-        except (ShopFleetError, ValueError) as exc:
-            log.warning("saved session of shop %r is unreadable, starting without it: %s",
-                        shop, exc)
-            return None
-        return data if isinstance(data, dict) else None
-
-    def _save(self, shop: str, state: dict[str, Any]) -> None:
-        private_dir(self.directory)  # mkstemp below makes the file itself 0600
-        token = self._vault.encrypt(json.dumps(state, separators=(",", ":")).encode("utf-8"))
-        path = self.path_for(shop)
-        fd, tmp = tempfile.mkstemp(prefix=".session-", suffix=".tmp", dir=self.directory)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(token)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-
-
-# --------------------------------------------------------------------------- the pool
 
 
 @dataclass(frozen=True)
@@ -531,12 +147,11 @@ class BrowserPool:
                  launcher: Launcher | None = None, sessions: SessionStore | None = None,
                  clock: Clock = SYSTEM_CLOCK, contexts_per_browser: int | None = None,
                  prewarm_contexts: bool | None = None) -> None:
-        # Until PoolSettings carries these two keys, they come from the keywords (default 1
-        # and off); once it does, the settings are the default and a keyword still wins.
+        # The settings are the default; a keyword (benchmarks, tests) still wins.
         if contexts_per_browser is None:
-            contexts_per_browser = int(getattr(pool, "contexts_per_browser", 1))
+            contexts_per_browser = pool.contexts_per_browser
         if prewarm_contexts is None:
-            prewarm_contexts = bool(getattr(pool, "prewarm_contexts", False))
+            prewarm_contexts = pool.prewarm_contexts
         if contexts_per_browser < 1:
             raise ValueError("contexts_per_browser must be at least 1")
         self._cfg = pool
@@ -1002,9 +617,3 @@ class BrowserPool:
         if exc is not None:
             log.error("the browser pool's janitor died; idle browsers will not be retired",
                       exc_info=exc)
-
-
-__all__ = [
-    "BrowserHandle", "BrowserPool", "ContextHandle", "Launcher", "PlaywrightBrowser",
-    "PlaywrightContext", "PlaywrightLauncher", "PoolStats", "SessionStore", "TaskContext",
-]

@@ -56,7 +56,7 @@ def cmd_run_flow(args: argparse.Namespace, cli: Cli) -> int:
 
 
 async def _run(cli: Cli, settings: Any, flow: Any, params: dict[str, Any], shop_name: str) -> int:
-    from ..browser.pool import BrowserPool, SessionStore
+    from ..browser import BrowserPool, SessionStore
     from ..engine.gates import RateGates
     from ..flows import Checkpoint, StepEvent, check_flow, default_asset_dirs, run_flow
     from ..paths import data_dir

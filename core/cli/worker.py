@@ -10,7 +10,7 @@ from typing import Any
 
 from ..build import build_engine
 from ..config import is_loopback
-from ..engine.engine import Executor, NoopExecutor
+from ..engine.control import Executor, NoopExecutor
 from ..errors import ConfigError, InvalidInput
 from ..store import new_owner_id
 from ..worker import ExecLog, run_worker

@@ -27,6 +27,7 @@ from ._catalog import (
     stats_rows,
 )
 from ._cli import main, register_cli
+from ._pages import demo_login_steps
 from ._site import FAULTS, DemoSite, host_resolver_rules
 
 
@@ -46,6 +47,7 @@ __all__ = [
     "DemoShop",
     "DemoSite",
     "assets_dir",
+    "demo_login_steps",
     "host_resolver_rules",
     "main",
     "register_cli",

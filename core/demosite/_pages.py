@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from html import escape
+from typing import Any
 from urllib.parse import quote
 
 from ._catalog import (
@@ -81,6 +82,22 @@ def login_page(platform: str, shop: str, next_path: str, *, error: bool) -> str:
         '<button id="login-btn" type="submit">Log in</button></form>'
     )
     return _page(platform, "Log in", body, shop=shop, nav=False)
+
+
+def demo_login_steps(*, when_asked: bool = True) -> list[dict[str, Any]]:
+    """The flow steps that log in on the demo site's login form (:func:`login_page`).
+
+    Args:
+        when_asked: each step runs only while the login button shows (``if_visible``), so a
+            shop whose saved session is still good skips them; False types unconditionally
+            (the page must be the login form).
+    """
+    cond: dict[str, Any] = {"if_visible": "#login-btn"} if when_asked else {}
+    return [
+        {"action": "type_text", "locator": "#username", "text": "{shop.username}", **cond},
+        {"action": "type_text", "locator": "#password", "text": "{shop.password}", **cond},
+        {"action": "click", "locator": "#login-btn", **cond},
+    ]
 
 
 def messages_page(platform: str, shop: str, messages: Iterable[Message]) -> str:

@@ -1,10 +1,13 @@
-"""The engine: dispatcher, rate gates, circuit breakers, statistics."""
+"""The engine: dispatcher, rate gates, circuit breakers, statistics (the layers are listed in
+:mod:`.engine`)."""
 
 from __future__ import annotations
 
 from .breakers import Breakers, BreakerState, BreakerView, CircuitBreaker
-from .engine import Engine, EngineStatistics, Executor, NoopExecutor, Outcome, TaskControl
+from .control import Executor, NoopExecutor, Outcome, TaskControl
+from .engine import Engine
 from .gates import GateLevel, RateGates, TokenBucket
+from .statistics import EngineStatistics
 
 __all__ = [
     "BreakerState",

@@ -9,7 +9,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..browser.pool import BrowserPool, SessionStore
+from ..browser.pool import BrowserPool
+from ..browser.sessions import SessionStore
 from ..config import Settings
 from ..errors import (
     Blocked,
@@ -28,7 +29,7 @@ from ..store import ClaimedTask, domain_of
 from ..store.base import Store
 from ..validation import shop_info
 from ..vault import Vault
-from .engine import Outcome, TaskControl
+from .control import Outcome, TaskControl
 
 log = logging.getLogger(__name__)
 

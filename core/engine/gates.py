@@ -139,6 +139,9 @@ class RateGates:
         g = settings.global_
         self.global_bucket = TokenBucket(GLOBAL, g.rate_per_s, g.burst, clock=clock)
         self._domains: dict[str, TokenBucket] = {}
+        self.last_issue_at: float | None = None
+        """The gates' own time of the last grant: always None here (a fleet's shared gates
+        give Redis ``TIME``); the same attribute on both, so nobody probes for it."""
 
     def bucket(self, domain: str) -> TokenBucket:
         if domain == GLOBAL:

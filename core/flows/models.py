@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..errors import SpecError
+from ..errors import SpecError, field_path
 
 Locator = Annotated[str, Field(min_length=1, max_length=2000)]
 """A Playwright selector (CSS, ``text=…``, ``role=…``), as written by the flow's author."""
@@ -182,21 +182,6 @@ def step_label(index: int, step: _Step) -> str:
     return f"steps[{index}] ({getattr(step, 'action', '?')})"
 
 
-def _field_path(prefix: str, loc: Sequence[Any]) -> str:
-    parts = list(loc)
-    # A discriminated union puts the tag between the index and the field: steps.2.click.locator.
-    for i in range(len(parts) - 1, 1, -1):
-        if isinstance(parts[i - 1], int) and parts[i] in ACTIONS and parts[i - 2] == "steps":
-            del parts[i]
-    path = prefix
-    for part in parts:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        else:
-            path += f".{part}" if path else str(part)
-    return path or "(flow)"
-
-
 def _reason(err: Mapping[str, Any]) -> tuple[str, str]:
     """(extra field to append to the path, message) for one pydantic error."""
     kind = err["type"]
@@ -224,7 +209,7 @@ def spec_error_from(exc: ValidationError, *, prefix: str = "") -> SpecError:
     err = exc.errors()[0]
     extra, reason = _reason(err)
     loc = [*err["loc"], extra] if extra else list(err["loc"])
-    return SpecError(_field_path(prefix, loc), reason)
+    return SpecError(field_path(prefix, loc, tags=ACTIONS, whole="(flow)"), reason)
 
 
 def parse_flow(data: Any, *, source: str = "") -> Flow:

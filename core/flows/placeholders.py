@@ -120,7 +120,7 @@ def resolve(value: str, params: Mapping[str, Any], shop: Mapping[str, Any]) -> s
         value: the template.
         params: the task's parameters (non-strings are inserted as JSON: ``5``, ``true``).
         shop: the shop's fields (``name``, ``platform``, ``base_url``, ``username``,
-            ``password``); a :class:`~core.flows.runner.ShopInfo` gives them via
+            ``password``); a :class:`~core.flows.records.ShopInfo` gives them via
             ``placeholder_values()``.
 
     Raises:

@@ -136,7 +136,8 @@ def test_three_workers_share_one_redis_queue(redis_url: str, tmp_path: Path) -> 
     homes = [tmp_path / f"home-{n}" for n in range(3)]
     workers = [_worker(redis_url, cfg, logs[n], homes[n]) for n in range(3)]
     client = subprocess.Popen(
-        [sys.executable, "-m", "core.fleet_client", "--store", redis_url, "--config", str(cfg),
+        [sys.executable, "-m", "core.testing.fleet_client", "--store", redis_url,
+         "--config", str(cfg),
          "--tasks", str(TASKS), "--shops", ",".join(shops)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     killed_at_running: set[int] = set()

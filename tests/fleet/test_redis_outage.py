@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 def test_the_engine_waits_out_a_redis_restart_and_loses_nothing() -> None:
     if not shutil.which("redis-server"):
         missing_tool("redis-server is not installed (make setup installs it)")
-    from core.redis_server import RedisServer
+    from core.testing.redis_server import RedisServer
 
     settings = Settings().with_changes(
         queue={"heartbeat_s": 0.2, "recover_every_s": 0.5, "lease_s": 30},

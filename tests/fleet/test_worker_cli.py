@@ -16,7 +16,7 @@ import pytest
 
 from core.build import open_store
 from core.config import Settings
-from core.fleet_client import specs_for
+from core.testing.fleet_client import specs_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 

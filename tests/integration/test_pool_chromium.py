@@ -21,7 +21,9 @@ import psutil
 import pytest
 
 from core.browser.discovery import discover, doctor
-from core.browser.pool import BrowserPool, PlaywrightBrowser, PlaywrightLauncher, SessionStore
+from core.browser.playwright import PlaywrightBrowser, PlaywrightLauncher
+from core.browser.pool import BrowserPool
+from core.browser.sessions import SessionStore
 from core.config import BrowserSettings, PoolSettings
 from core.errors import BrowserCrashed
 from core.vault import Vault

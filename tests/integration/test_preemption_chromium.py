@@ -14,6 +14,7 @@ import pytest
 
 from core import DemoSite, Settings, TaskSpec, build_engine, demo_settings, open_store
 from core.demo import register_demo_shops
+from core.demosite import demo_login_steps
 from core.events import Event, TaskPreempted, TaskProgress
 from core.store import SqliteStore, TaskState
 from core.vault import Vault
@@ -43,11 +44,7 @@ def env(site: DemoSite, tmp_path: Path) -> Iterator[tuple[SqliteStore, Settings,
 def long_collect(shop: str, pages: int) -> TaskSpec:
     steps: list[dict[str, Any]] = [
         {"action": "navigate", "url": "{shop.base_url}/stats?page=1"},
-        {"action": "type_text", "locator": "#username", "text": "{shop.username}",
-         "if_visible": "#login-btn"},
-        {"action": "type_text", "locator": "#password", "text": "{shop.password}",
-         "if_visible": "#login-btn"},
-        {"action": "click", "locator": "#login-btn", "if_visible": "#login-btn"},
+        *demo_login_steps(),
     ]
     for p in range(1, pages + 1):
         steps += [{"name": f"page {p}", "action": "navigate",
@@ -126,7 +123,7 @@ def test_hard_aged_holder_is_not_preempted(
         site: DemoSite, env: tuple[SqliteStore, Settings, Path],
         caplog: pytest.LogCaptureFixture) -> None:
     store, settings, home = env
-    caplog.set_level(logging.DEBUG, logger="core.engine.engine")
+    caplog.set_level(logging.DEBUG, logger="core.engine")
     path = store.path
     store.close()
 

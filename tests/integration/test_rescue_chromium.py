@@ -9,6 +9,7 @@ import pytest
 
 from core import DemoSite, Settings, TaskSpec, build_engine, demo_settings, open_store
 from core.demo import register_demo_shops
+from core.demosite import demo_login_steps
 from core.store import SqliteStore, TaskState
 from core.vault import Vault
 from tests.helpers import collect, run_with, wait_until
@@ -104,8 +105,7 @@ def test_login_page_evidence_never_holds_the_typed_password(
     store, settings, home = env
     steps = [
         {"action": "navigate", "url": "{shop.base_url}/messages/1"},
-        {"action": "type_text", "locator": "#username", "text": "{shop.username}"},
-        {"action": "type_text", "locator": "#password", "text": "{shop.password}"},
+        *demo_login_steps(when_asked=False)[:2],  # typed, not submitted
         {"action": "click", "locator": "#no-such-button", "timeout_s": 1},
     ]
     tid = store.submit(TaskSpec.model_validate({"type": "collect_data", "shop": "tiktok-2",

@@ -23,6 +23,7 @@ import pytest
 from core import DemoSite, TaskSpec, open_store
 from core.config import Settings
 from core.demo import register_demo_shops
+from core.demosite import demo_login_steps
 from core.store.sqlite.tickets import SqliteTicketBook
 from core.vault import Vault
 from tests.store_checks import sqlite_integrity
@@ -52,11 +53,7 @@ burst = 100
 
 NO_VERIFY_STEPS: list[dict[str, Any]] = [
     {"action": "navigate", "url": "{shop.base_url}/messages/{params.message_id}"},
-    {"action": "type_text", "locator": "#username", "text": "{shop.username}",
-     "if_visible": "#login-btn"},
-    {"action": "type_text", "locator": "#password", "text": "{shop.password}",
-     "if_visible": "#login-btn"},
-    {"action": "click", "locator": "#login-btn", "if_visible": "#login-btn"},
+    *demo_login_steps(),
     {"action": "type_text", "locator": "#reply", "text": "{params.reply}"},
     {"name": "send", "action": "click", "locator": "#submit-btn", "write": True},
     {"action": "assert_text", "locator": "#sent-replies", "text": "{params.reply}"},

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from core.browser import discovery
-from core.browser_install import check_browser, driver_command, install_browser
+from core.browser.install import check_browser, driver_command, install_browser
 from core.config import Settings
 
 

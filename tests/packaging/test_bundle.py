@@ -91,7 +91,7 @@ def test_a_frozen_worker_joins_a_fleet_on_redis(bundle: Path, redis_url: str,
     """What an operator runs on a second machine: the installed app's worker on Redis."""
     from core.build import open_store
     from core.config import Settings
-    from core.fleet_client import specs_for
+    from core.testing.fleet_client import specs_for
 
     store = open_store(Settings(), url=redis_url, validate=False)
     store.add_shop("pdd-1", platform="pdd", base_url="http://pdd.fleet.test/shop/1")

@@ -239,7 +239,7 @@ def qtbot_button() -> Any:
 
 def test_by_default_the_wizard_asks_core_which_browser_it_will_use(
         qtbot: Any, home: Path) -> None:
-    # Wiring: core's facade exports check_browser / install_browser (core/browser_install.py).
+    # Wiring: core's facade exports check_browser / install_browser (core/browser/install.py).
     wiz = FirstRunWizard(Settings(), db_path=home / "shopfleet.db",
                          config_path=home / "shopfleet.toml")
     qtbot.addWidget(wiz)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.browser.pool import SessionStore
+from core.browser.sessions import SessionStore
 from core.paths import data_dir
 from core.store import SqliteStore
 from core.vault import Vault

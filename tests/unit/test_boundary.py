@@ -80,3 +80,26 @@ def test_public_names_are_pinned() -> None:
     ]) == PUBLIC
     for name in PUBLIC:
         assert hasattr(core, name), name
+
+
+def _type_checking_imports() -> dict[str, str]:
+    """What ``core/__init__.py`` imports under ``if TYPE_CHECKING:``: name -> module."""
+    tree = ast.parse((ROOT / "core" / "__init__.py").read_text(encoding="utf-8"))
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom), ast.unparse(imp)
+                for alias in imp.names:
+                    # ``X as X``: an explicit re-export, what mypy's no-implicit-reexport needs
+                    assert alias.asname == alias.name, ast.unparse(imp)
+                    out[alias.name] = "." * imp.level + (imp.module or "")
+    return out
+
+
+def test_the_facade_is_written_once() -> None:
+    """``_WHERE`` is the list; ``__all__`` is made from it, and what type checkers see (the
+    ``TYPE_CHECKING`` imports) names the same names from the same modules."""
+    where: dict[str, str] = vars(core)["_WHERE"]
+    assert sorted(core.__all__) == sorted(["__version__", *where])
+    assert _type_checking_imports() == where

@@ -14,8 +14,9 @@ import pytest
 
 from core.browser import discovery
 from core.browser.discovery import doctor, launch_args
-from core.browser.fake import FakeBrowserError, FakeContext, FakeLauncher, FakePage
-from core.browser.pool import BrowserPool, PoolStats, SessionStore
+from core.browser.fake import FakeBrowserError, FakeBrowserPage, FakeContext, FakeLauncher
+from core.browser.pool import BrowserPool, PoolStats
+from core.browser.sessions import SessionStore
 from core.config import BrowserSettings, PoolSettings
 from core.errors import BrowserCrashed, EnvironmentProblem, Refused
 from core.testing import FakeClock
@@ -113,7 +114,7 @@ def test_each_task_gets_a_fresh_context_and_page() -> None:
             for shop in ("a", "a", "b"):
                 async with pool.task_context(shop) as tc:
                     seen.append(tc.context)
-                    assert isinstance(tc.page, FakePage)
+                    assert isinstance(tc.page, FakeBrowserPage)
                     assert tc.page.url == "about:blank"
         return seen
 
@@ -123,7 +124,7 @@ def test_each_task_gets_a_fresh_context_and_page() -> None:
 
 
 def test_page_factory_is_used_for_pages() -> None:
-    class MyPage(FakePage):
+    class MyPage(FakeBrowserPage):
         pass
 
     launcher = FakeLauncher(page_factory=MyPage)

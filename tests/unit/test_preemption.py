@@ -155,7 +155,7 @@ def test_hard_aged_holder_is_never_preempted(make_store: StoreFactory, clock: Fa
     holder = store.submit(long("pdd-1", params={"steps": 2, "until_released": True}))
     clock.advance(31 * 60)
     engine, ex, _ = make(store, clock)
-    caplog.set_level(logging.DEBUG, logger="core.engine.engine")
+    caplog.set_level(logging.DEBUG, logger="core.engine")
 
     def refused(u: int) -> bool:   # considered with the holder in its shop's slot, not taken
         return any(r.getMessage().startswith(f"preemption for task {u} not taken: no "

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from core.config import Settings, load_settings
-from core.errors import ConfigError, SpecError
+from core.errors import ConfigError, SpecError, field_path
+from core.flows import ACTIONS
 from core.specs import parse_specs
 
 OK = '{"type": "collect_data", "shop": "pdd-1", "flow": "collect_data"}'
@@ -34,6 +35,16 @@ def test_bad_specs_name_the_field(text: str, field: str, reason: str) -> None:
         parse_specs(text)
     assert err.value.field == field
     assert reason in err.value.reason
+
+
+def test_one_field_path_for_tasks_and_flows() -> None:
+    # A discriminated union's tag (the action) sits between the index and the field in
+    # pydantic's location; the path a user reads leaves it out.
+    loc = ("steps", 2, "click", "locator")
+    assert field_path("tasks[0]", loc, tags=ACTIONS) == "tasks[0].steps[2].locator"
+    assert field_path("", loc, tags=ACTIONS) == "steps[2].locator"
+    assert field_path("", ()) == "(task)" and field_path("", (), whole="(flow)") == "(flow)"
+    assert field_path("tasks[1]", ("params", "x", 0)) == "tasks[1].params.x[0]"
 
 
 def test_oversize_task_is_rejected() -> None:

@@ -83,13 +83,6 @@ def score(band: int, prio_key: int) -> float:
     return float(-(band * BAND_SPAN + prio_key))
 
 
-def unscore(value: float) -> tuple[int, int]:
-    """(band, prio_key) back from a queue score."""
-    v = -int(value)
-    band = 1 if v >= BAND_SPAN // 2 else 0
-    return band, v - band * BAND_SPAN
-
-
 class Keys:
     """Key names under one prefix: ``Keys("shopfleet").task(7) == "shopfleet:task:7"``."""
 

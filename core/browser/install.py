@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from .config import BrowserSettings, Settings
+from ..config import BrowserSettings, Settings
 
 InstallOutcome = Literal["installed", "offline", "failed", "unavailable"]
 
@@ -92,7 +92,7 @@ class BrowserCheck:
 
 def check_browser(settings: Settings | BrowserSettings) -> BrowserCheck:
     """Which browser ShopFleet would drive (quick: nothing is launched)."""
-    from .browser.discovery import doctor
+    from .discovery import doctor
 
     browser = settings.browser if isinstance(settings, Settings) else settings
     report = doctor(browser)
@@ -202,7 +202,7 @@ def install_browser(*, browser: str = "chromium", command: Sequence[str] | None 
             "on a faster connection.", output, seconds=seconds)
     outcome = classify(code, output)
     if outcome == "installed":
-        from .browser.discovery import find_playwright_chromium
+        from .discovery import find_playwright_chromium
 
         found = find_playwright_chromium()
         exe = str(found[0]) if found else None
@@ -218,7 +218,7 @@ def install_browser(*, browser: str = "chromium", command: Sequence[str] | None 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m core.browser_install``: install Chromium, printing progress."""
+    """``python -m core.browser.install``: install Chromium, printing progress."""
     browser = (list(argv) if argv is not None else sys.argv[1:])[:1] or ["chromium"]
     result = install_browser(browser=browser[0], on_output=print)
     print(result.message)

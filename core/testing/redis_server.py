@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .errors import EnvironmentProblem
+from ..errors import EnvironmentProblem
 
 
 def _free_port() -> int:

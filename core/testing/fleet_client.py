@@ -1,4 +1,5 @@
-"""A submitting client for fleet tests and benchmarks: ``python -m core.fleet_client``.
+"""A submitting client for fleet tests and benchmarks:
+``python -m core.testing.fleet_client``.
 
 Submits N no-op tasks spread over the given shops to a store URL in batches, as another
 machine's script would, and prints one JSON line when done.
@@ -10,9 +11,9 @@ import argparse
 import json
 import time
 
-from .build import open_store
-from .config import Settings, load_settings
-from .specs import TaskSpec
+from ..build import open_store
+from ..config import Settings, load_settings
+from ..specs import TaskSpec
 
 
 def specs_for(n: int, shops: list[str], *, start: int = 0) -> list[TaskSpec]:
@@ -23,7 +24,7 @@ def specs_for(n: int, shops: list[str], *, start: int = 0) -> list[TaskSpec]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m core.fleet_client")
+    p = argparse.ArgumentParser(prog="python -m core.testing.fleet_client")
     p.add_argument("--store", required=True, metavar="URL")
     p.add_argument("--config", metavar="FILE")
     p.add_argument("--tasks", type=int, required=True)

@@ -145,8 +145,8 @@ class FakeExecutor:
         return self.yielded.count(task_id) < wanted
 
     async def execute(self, task: Any, ctl: Any) -> Any:
-        from .engine import Outcome
-        from .errors import BrowserCrashed, NeedsHuman, PageChanged, RateLimited, SiteFailed
+        from ..engine import Outcome
+        from ..errors import BrowserCrashed, NeedsHuman, PageChanged, RateLimited, SiteFailed
 
         begun = next(_TICKS)
         self.started.append(task.id)

@@ -1,0 +1,165 @@
+"""Running a task's attempt and recording how it ended (with the rescue chain)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from ..errors import (
+    BrowserCrashed,
+    LeaseLost,
+    RateLimited,
+    StoreUnavailable,
+    TaskError,
+    WriteOutcomeUnknown,
+)
+from ..events import GateHeld, TaskStateChanged, TicketOpened
+from ..store import ClaimedTask
+from ..tickets import Rule, Signature
+from .control import Outcome, TaskControl
+from .jobs import BackgroundJobs
+from .rescue import Verdict, decide, signature_of
+
+log = logging.getLogger(__name__)
+
+
+class TaskAttempts(BackgroundJobs):
+    """One attempt of a task, start to recorded end: the executor runs it; the outcome is
+    written shielded from cancellation; a failure goes through the rescue chain (rule,
+    ticket, quarantine, retry) and feeds the breakers and gates."""
+
+    async def _run_task(self, task: ClaimedTask, ctl: TaskControl) -> None:
+        breaker = self.breakers.get(task.domain)
+        probe = breaker.started()
+        try:
+            try:
+                outcome = await self.executor.execute(task, ctl)
+            except asyncio.CancelledError:
+                if ctl.hard_cancelled:  # did not yield in its grace period: a crashed attempt
+                    wedged = BrowserCrashed(f"did not yield within "
+                                            f"{self.settings.preemption.grace_s:.0f}s of being "
+                                            "preempted; cancelled")
+                    await asyncio.shield(self._failed(task, wedged, probe))
+                    return
+                await asyncio.shield(self._release(task, ctl, "aborted at shutdown", probe))
+                raise
+            except LeaseLost:
+                log.info("task %s: lease lost (cancelled or recovered elsewhere)", task.id)
+                breaker.probe_abandoned()
+            except StoreUnavailable as exc:  # a checkpoint could not be written
+                log.warning("task %s: stopped, the store is unreachable (%s); its lease runs "
+                            "out and it resumes from its last checkpoint", task.id, exc)
+                breaker.probe_abandoned()
+            except TaskError as exc:
+                await asyncio.shield(self._failed(task, exc, probe))
+            except Exception as exc:  # a bug in an executor or flow: fail the attempt, say so
+                log.exception("task %s: unexpected error", task.id)
+                err = TaskError(f"internal error: {exc!r}")
+                await asyncio.shield(self._failed(task, err, probe))
+            else:
+                if outcome.status == "done":
+                    await asyncio.shield(self._done(task, outcome, probe))
+                else:
+                    await asyncio.shield(self._release(
+                        task, ctl, ctl.yield_reason or "yielded", probe,
+                        checkpoint=outcome.checkpoint))
+        except StoreUnavailable as exc:  # the outcome could not be written (after retries)
+            log.warning("task %s: its outcome was not recorded, the store is unreachable "
+                        "(%s); its lease runs out and it resumes from its last checkpoint",
+                        task.id, exc)
+        finally:
+            self._running.pop(task.id, None)
+            self._poke()
+
+    async def _done(self, task: ClaimedTask, outcome: Outcome, probe: bool) -> None:
+        try:  # also closes the task's answered tickets, in the same transaction
+            await self.astore.ack(task.id, task.lease_owner, results=outcome.results)
+        except LeaseLost:
+            return
+        self.completed += 1
+        self._finished.append((self.clock.now(), True, "", task.platform))
+        if task.resumed:
+            self._resumes.append((self.clock.now(), True))
+        if self.breakers.get(task.domain).record_success(probe=probe):
+            self._breaker_event(task.domain, "probe succeeded")
+        self.breakers.pool.record_success()
+        self.bus.publish(TaskStateChanged(self.clock.now(), task.id, task.shop, "done",
+                                          "finished"))
+
+    async def _release(self, task: ClaimedTask, ctl: TaskControl, reason: str, probe: bool,
+                       checkpoint: dict[str, Any] | None = None) -> None:
+        if probe:
+            self.breakers.get(task.domain).probe_abandoned()
+        try:
+            await self.astore.release(task.id, task.lease_owner, reason=reason,
+                                      checkpoint=checkpoint or ctl.last_checkpoint,
+                                      suspend=ctl.preempted)
+        except LeaseLost:
+            return
+        self.bus.publish(TaskStateChanged(self.clock.now(), task.id, task.shop,
+                                          "suspended" if ctl.preempted else "queued", reason))
+
+    async def _failed(self, task: ClaimedTask, exc: TaskError, probe: bool) -> None:
+        now = self.clock.now()
+        retry_after = None
+        if isinstance(exc, RateLimited):
+            retry_after = exc.retry_after_s
+            self.gates.hold(task.domain, exc.retry_after_s)
+            self.bus.publish(GateHeld(now, task.domain, exc.retry_after_s))
+        breaker = self.breakers.get(task.domain)
+        if exc.counts_for_breaker:
+            if breaker.record_failure(probe=probe):
+                self._breaker_event(task.domain, f"{exc.error_class}: {exc}")
+        elif probe:
+            breaker.probe_abandoned()  # the task's own problem says nothing about the site
+        if isinstance(exc, BrowserCrashed) and self.breakers.pool.record_failure():
+            self._breaker_event(self.breakers.pool.name, "browsers keep crashing")
+        self._finished.append((now, False, exc.error_class, task.platform))
+        if task.resumed:
+            self._resumes.append((now, False))
+        sig = signature_of(task, exc)
+        rule, crashes = await self.astore.run(self._rescue_facts, task, sig)
+        d = decide(task, exc, crashes=crashes, rule=rule, settings=self.settings.rescue,
+                   budget=self.rescue_budget)
+        reason = f"{exc.error_class}: {exc}"
+        try:
+            if d.verdict is Verdict.RULE:
+                assert d.rule is not None
+                state = await self.astore.apply_rule(
+                    task.id, task.lease_owner, d.rule, signature=sig,
+                    error_class=exc.error_class, error=str(exc), step=exc.step,
+                    step_name=exc.step_name or "", evidence=exc.evidence)
+                reason = d.reason
+            elif d.verdict is Verdict.TICKET:
+                tid = await self.astore.open_ticket(
+                    task.id, task.lease_owner, signature=sig, step=exc.step, error=str(exc),
+                    evidence=exc.evidence,
+                    kind="write_unknown" if isinstance(exc, WriteOutcomeUnknown) else "failure",
+                    reason=f"ticket: {d.reason}: {exc.error_class}")
+                state = "waiting_human"
+                self.bus.publish(TicketOpened(now, tid, task.id, task.shop, exc.error_class,
+                                              str(exc)[:300]))
+            elif d.verdict is Verdict.QUARANTINE:
+                state = await self.astore.record_crash(
+                    task.id, task.lease_owner, error_class=exc.error_class, message=str(exc),
+                    quarantine=True, evidence=exc.evidence)
+                reason = d.reason
+            elif isinstance(exc, BrowserCrashed):
+                self.rescue_budget.rescue()
+                state = await self.astore.record_crash(
+                    task.id, task.lease_owner, error_class=exc.error_class, message=str(exc),
+                    quarantine=False, evidence=exc.evidence)
+            else:
+                self.rescue_budget.rescue()
+                st = await self.astore.fail(task.id, task.lease_owner,
+                                            error_class=exc.error_class, message=str(exc),
+                                            retry=True, retry_after_s=retry_after,
+                                            evidence=exc.evidence or None)
+                state = st.value
+        except LeaseLost:
+            return
+        self.bus.publish(TaskStateChanged(now, task.id, task.shop, state, reason))
+
+    def _rescue_facts(self, task: ClaimedTask, sig: Signature) -> tuple[Rule | None, int]:
+        return self.tickets.matching_rule(sig), self.store.crashes(task.id)
