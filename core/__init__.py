@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         TicketAnswered,
         TicketOpened,
     )
+    from .pause import all_paused, pause_all
     from .paths import data_dir, default_db_path, resources_dir
     from .queries import (
         SORTS,
@@ -197,6 +198,8 @@ _WHERE: dict[str, str] = {
     "metrics_series": ".queries",
     "new_owner_id": ".store",
     "open_store": ".engine.build",
+    "pause_all": ".pause",
+    "all_paused": ".pause",
     "parse_specs": ".specs",
     "read_json_file": ".queries",
     "read_text_file": ".queries",
@@ -215,6 +218,8 @@ _WHERE: dict[str, str] = {
 __version__ = "0.1.0"
 
 __all__ = [
+    "all_paused",
+    "pause_all",
     "SORTS",
     "SYSTEM_CLOCK",
     "VIEWS",
