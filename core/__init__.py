@@ -66,8 +66,8 @@ if TYPE_CHECKING:
         TicketAnswered,
         TicketOpened,
     )
-    from .pause import all_paused, pause_all
     from .paths import data_dir, default_db_path, resources_dir
+    from .pause import all_paused, pause_all
     from .queries import (
         SORTS,
         VIEWS,
@@ -218,8 +218,6 @@ _WHERE: dict[str, str] = {
 __version__ = "0.1.0"
 
 __all__ = [
-    "all_paused",
-    "pause_all",
     "SORTS",
     "SYSTEM_CLOCK",
     "VIEWS",
@@ -298,6 +296,7 @@ __all__ = [
     "UnknownTask",
     "Vault",
     "__version__",
+    "all_paused",
     "build_engine",
     "check_browser",
     "count_tasks",
@@ -314,6 +313,7 @@ __all__ = [
     "new_owner_id",
     "open_store",
     "parse_specs",
+    "pause_all",
     "read_json_file",
     "read_text_file",
     "register_demo_shops",
