@@ -276,7 +276,9 @@ class TablePanel(QWidget):
             if self.proxy is not None:
                 idx = self.proxy.mapFromSource(idx)
             sm.select(idx, sm.SelectionFlag.Select | sm.SelectionFlag.Rows)
-            self.view.setCurrentIndex(idx)
+            # Not view.setCurrentIndex: it re-selects by the keyboard's modifiers (clearing
+            # the rows selected before, or toggling this one off with Ctrl held).
+            sm.setCurrentIndex(idx, sm.SelectionFlag.NoUpdate)
 
     def _selection_changed(self, *_: object) -> None:
         self.selection_changed.emit(self.selected_ids())

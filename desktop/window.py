@@ -207,6 +207,11 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
                 self.toolbar.addAction(self.acts[spec.id])
                 last_menu = spec.menu
         self.addToolBar(self.toolbar)
+        from .panels import EMPTY_KEYS
+
+        for name, key in EMPTY_KEYS.items():
+            seq = self.acts[key].shortcut()
+            self.panels[name].shortcut_text = seq.toString(seq.SequenceFormat.NativeText)
         self.status_counts = QLabel(self)
         self.status_counts.setObjectName("status-counts")
         self.status_alert = QLabel(self)
@@ -515,6 +520,8 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
 
     def toggle_pause_all(self) -> None:
         paused = not (self.stats is not None and all_paused(self.stats))
+        # The switch shows the engine's state (read each second), not the click.
+        self.acts["pause_all"].setChecked(not paused)
         self.runner.command(tr("Pause all") if paused else tr("Resume all"),
                             lambda e: pause_all(e, paused))
 
