@@ -148,11 +148,10 @@ class SubmitDialog(QDialog):
         self.shop = QComboBox(self)
         self.shop.addItems(shops)
         self.flow = QComboBox(self, editable=True)
-        self.flow.addItems(flows)
-        self.type.currentTextChanged.connect(
-            lambda _: self.flow.setCurrentText(self.type_code()) if self.type_code() in flows
-            else None)
-        self.flow.setCurrentText(self.type_code())
+        for f in flows:  # shipped flows are named like their task type
+            self.flow.addItem(names.task_type(f), f)
+        self.type.currentTextChanged.connect(lambda _: self._follow_type())
+        self._follow_type()
         self.params = QPlainTextEdit(self)
         self.params.setPlaceholderText('{"page": 1}')
         self.params.setPlainText("{}")
@@ -191,11 +190,23 @@ class SubmitDialog(QDialog):
         lay.addWidget(_buttons(self))
         fit_to_screen(self, 560, 460)
 
+    @staticmethod
+    def _code(box: QComboBox) -> str:
+        """The chosen item's code (one typed in: as typed)."""
+        i = box.findText(box.currentText())
+        data = box.itemData(i) if i >= 0 else None
+        return str(data) if data else box.currentText().strip()
+
     def type_code(self) -> str:
-        """The chosen task type's code (a typed-in type as typed)."""
-        i = self.type.findText(self.type.currentText())
-        data = self.type.itemData(i) if i >= 0 else None
-        return str(data) if data else self.type.currentText().strip()
+        return self._code(self.type)
+
+    def flow_code(self) -> str:
+        return self._code(self.flow)
+
+    def _follow_type(self) -> None:
+        i = self.flow.findData(self.type_code())
+        if i >= 0:
+            self.flow.setCurrentIndex(i)
 
     def _browse(self) -> None:
         dlg = QFileDialog(self, tr("Import tasks"), "", tr("Tasks (*.json *.jsonl);;All (*)"))
@@ -221,7 +232,7 @@ class SubmitDialog(QDialog):
             raise InvalidInput("params", tr("not JSON: %1", exc.msg)) from None
         data: dict[str, Any] = {"type": self.type_code(),
                                 "shop": self.shop.currentText(),
-                                "flow": self.flow.currentText().strip() or None,
+                                "flow": self.flow_code() or None,
                                 "params": params}
         if self.priority.text().strip():
             try:
