@@ -200,7 +200,9 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self.toolbar.setObjectName("toolbar")
         self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         last_menu = None
-        for spec in A.ACTIONS:
+        for spec in sorted((a for a in A.ACTIONS if a.toolbar),
+                           key=lambda a: A.TOOLBAR_SECTIONS.index(a.menu)
+                           if a.menu in A.TOOLBAR_SECTIONS else 99):
             if spec.toolbar:
                 if last_menu is not None and spec.menu != last_menu:
                     self.toolbar.addSeparator()

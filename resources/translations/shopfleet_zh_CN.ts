@@ -1237,6 +1237,22 @@ Store: %2</source>
         <translation>浏览器安装失败：%1</translation>
     </message>
     <message>
+        <source>ShopFleet will use %1.</source>
+        <translation>ShopFleet 将使用 %1。</translation>
+    </message>
+    <message>
+        <source>No browser found. Install Google Chrome or Microsoft Edge, or use "Install browser" to download Chromium.</source>
+        <translation>未找到浏览器。请安装 Google Chrome 或 Microsoft Edge，或点击“安装浏览器”下载 Chromium。</translation>
+    </message>
+    <message>
+        <source>Chromium is installed.</source>
+        <translation>Chromium 已安装。</translation>
+    </message>
+    <message>
+        <source>The browser could not be downloaded: this computer cannot reach the download server (no internet connection, or a proxy or firewall in the way). Connect to the internet and try again, or install Google Chrome or Microsoft Edge, which need no download.</source>
+        <translation>无法下载浏览器：这台电脑连不上下载服务器（没有网络，或被代理、防火墙拦截）。请联网后重试，或安装无需下载的 Google Chrome 或 Microsoft Edge。</translation>
+    </message>
+    <message>
         <source>The base URL must start with http:// or https://, e.g. %1.</source>
         <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
     </message>
@@ -1947,6 +1963,38 @@ Store: %2</source>
     <message>
         <source>%1 rows</source>
         <translation>%1 条</translation>
+    </message>
+    <message>
+        <source>a changed page layout</source>
+        <translation>页面改版</translation>
+    </message>
+    <message>
+        <source>a CAPTCHA</source>
+        <translation>验证码</translation>
+    </message>
+    <message>
+        <source>crashing pages</source>
+        <translation>页面崩溃</translation>
+    </message>
+    <message>
+        <source>server errors</source>
+        <translation>服务器错误</translation>
+    </message>
+    <message>
+        <source>rate limiting</source>
+        <translation>速率限制</translation>
+    </message>
+    <message>
+        <source>Demo: the practice site now shows %1 on %2</source>
+        <translation>演示：练习网站的 %2 现在出现%1</translation>
+    </message>
+    <message>
+        <source>Demo tasks</source>
+        <translation>演示任务</translation>
+    </message>
+    <message>
+        <source> — demo</source>
+        <translation> — 演示</translation>
     </message>
 </context>
 </TS>

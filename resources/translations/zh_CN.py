@@ -596,3 +596,25 @@ ZH_CN.update({
     "%1 ago": "%1前",
     "%1 late": "已超时 %1",
 })
+ZH_CN.update({
+    "a changed page layout": "页面改版",
+    "a CAPTCHA": "验证码",
+    "crashing pages": "页面崩溃",
+    "server errors": "服务器错误",
+    "rate limiting": "速率限制",
+    "Demo: the practice site now shows %1 on %2": "演示：练习网站的 %2 现在出现%1",
+    "Demo tasks": "演示任务",
+    " — demo": " — 演示",
+})
+ZH_CN.update({
+    "ShopFleet will use %1.": "ShopFleet 将使用 %1。",
+    'No browser found. Install Google Chrome or Microsoft Edge, or use "Install browser" to '
+    'download Chromium.': "未找到浏览器。请安装 Google Chrome 或 Microsoft Edge，或点击“安装浏览器”下载 Chromium。",
+})
+ZH_CN.update({
+    "Chromium is installed.": "Chromium 已安装。",
+    "The browser could not be downloaded: this computer cannot reach the download server (no "
+    "internet connection, or a proxy or firewall in the way). Connect to the internet and try "
+    "again, or install Google Chrome or Microsoft Edge, which need no download.":
+        "无法下载浏览器：这台电脑连不上下载服务器（没有网络，或被代理、防火墙拦截）。请联网后重试，或安装无需下载的 Google Chrome 或 Microsoft Edge。",
+})
