@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QMenu
 from core import EngineHost, SqliteStore, TaskState
 from desktop import action_table as A
 from tests.gui.conftest import Run
-from tests.gui.test_console import pause_all_but, quick, select, settle, show, trigger
+from tests.gui.test_console import pause_all_but, quick, select, show, trigger
 
 pytestmark = pytest.mark.gui
 ROOT = Path(__file__).resolve().parents[2]
@@ -233,7 +233,8 @@ def test_every_dialog_fits_1024_by_600(window: Any, run: Run, store: SqliteStore
         dlg.close()
 
 
-COLOUR = re.compile(r"""#[0-9a-fA-F]{3,8}\b|\brgba?\(|QColor\(\s*["'\d]|Qt\.GlobalColor\.(?!transparent)""")
+COLOUR = re.compile(r"""#[0-9a-fA-F]{3,8}\b|\brgba?\(|QColor\(\s*["'\d]"""
+                    r"""|Qt\.GlobalColor\.(?!transparent)""")
 
 
 def test_no_colour_literal_outside_the_palette_module() -> None:

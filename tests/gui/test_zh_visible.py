@@ -68,9 +68,7 @@ def texts(root: QWidget) -> Iterator[tuple[str, str]]:
         name = f"{type(w).__name__}#{w.objectName()}"
         if w.isWindow() and w.windowTitle():
             yield name + ".title", w.windowTitle()
-        if isinstance(w, QLabel):
-            yield name, w.text()
-        elif isinstance(w, QAbstractButton):
+        if isinstance(w, QLabel | QAbstractButton):
             yield name, w.text()
         elif isinstance(w, QGroupBox):
             yield name, w.title()
