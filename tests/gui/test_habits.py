@@ -253,3 +253,23 @@ def test_the_colour_grep_sees_a_literal() -> None:
     assert COLOUR.search("QColor('#b00020')")
     assert COLOUR.search("brush=Qt.GlobalColor.red")
     assert not COLOUR.search('f"<b>#{r.id}</b>"')
+
+
+def test_tray_badge_counts_open_tickets_and_a_sound_is_optional(
+        window: Any, run: Run, store: SqliteStore) -> None:
+    from desktop.window import app_icon, badge_icon
+
+    plain = app_icon().pixmap(64, 64).toImage()
+    assert badge_icon(app_icon(), 0).pixmap(64, 64).toImage() == plain
+    assert badge_icon(app_icon(), 3).pixmap(64, 64).toImage() != plain
+    assert badge_icon(app_icon(), 3).pixmap(64, 64).toImage() != badge_icon(
+        app_icon(), 12).pixmap(64, 64).toImage()
+    # No sound unless chosen in Settings.
+    store.submit(quick("pdd-1", params={"page": 1, "fake": "needs_human"}))
+    run.until(lambda: any("New ticket" in n for n in window.notifications))
+    assert window.beeps == 0
+    QSettings().setValue("notify/sound", True)
+    store.submit(quick("pdd-2", params={"page": 1, "fake": "needs_human"}))
+    run.until(lambda: window.beeps == 1)
+    # The notification says what happened in words, not in codes.
+    assert any("needs a person" in n and "CAPTCHA" in n for n in window.notifications)
