@@ -128,7 +128,10 @@ class TablePanel(QWidget):
         self.platform = QComboBox(self)
         self.type = QComboBox(self)
         for box in (self.shop, self.platform, self.type):
-            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            # Narrow by default (the text filter keeps room at 1024 px); the list opens wide.
+            box.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(7)
             box.currentIndexChanged.connect(self._filter_changed)
         self.text = QLineEdit(self)
         self.text.setClearButtonEnabled(True)
@@ -143,6 +146,7 @@ class TablePanel(QWidget):
         for label, box in zip(self._labels, (self.shop, self.platform, self.type), strict=True):
             bar.addWidget(label)
             bar.addWidget(box)
+        self.text.setMinimumWidth(160)
         bar.addWidget(self.text, 1)
         bar.addWidget(self.count)
         lay = QVBoxLayout(self)

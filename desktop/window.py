@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QSizePolicy,
     QSplitter,
     QSystemTrayIcon,
     QToolBar,
@@ -162,6 +163,8 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             panel.context_requested.connect(lambda pos, n=name: self._context_menu(n, pos))
             panel.activated.connect(lambda key, n=name: self._activated(n, key))
             panel.focused.connect(lambda n=name: self._table_focused(n))
+            if hasattr(model, "loaded"):
+                model.loaded.connect(self._update_titles)
             self.panels[name] = panel
 
         # -- layout: the side list of views | the view | the task's detail
@@ -221,6 +224,9 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self.status_engine = QLabel(self)
         self.status_store = QLabel(self)
         self.status_store.setObjectName("status-store")
+        # The store's address gives way first on a narrow screen (its tooltip keeps it).
+        self.status_store.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.status_store.setMinimumWidth(60)
         self.statusBar().addPermanentWidget(self.status_store)
         self.statusBar().addPermanentWidget(self.status_alert)
         self.statusBar().addPermanentWidget(self.status_counts)

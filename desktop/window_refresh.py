@@ -268,5 +268,5 @@ class RefreshMixin(_Base):
 
     def _show_store(self) -> None:
         self.status_store.setText(tr("store: %1", self.store.url))
-        self.status_store.setToolTip(tr("Every console and worker on this store shares its "
-                                        "queue"))
+        self.status_store.setToolTip(tr("store: %1", self.store.url) + "\n" + tr(
+            "Every console and worker on this store shares its queue"))

@@ -228,7 +228,7 @@
     </message>
     <message>
         <source>Next probe</source>
-        <translation>下次探测</translation>
+        <translation>下次试探</translation>
     </message>
     <message>
         <source>By hand</source>

@@ -91,7 +91,7 @@ ZH_CN = {
     "Message": "信息",
     "Name": "名称",
     "New ticket": "新工单",
-    "Next probe": "下次探测",
+    "Next probe": "下次试探",
     "Note": "备注",
     "Oldest wait (s)": "最长等待（秒）",
     "Open breaker": "断开熔断器",
