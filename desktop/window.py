@@ -40,7 +40,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
-    QSizePolicy,
     QSplitter,
     QSystemTrayIcon,
     QToolBar,
@@ -224,9 +223,6 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self.status_engine = QLabel(self)
         self.status_store = QLabel(self)
         self.status_store.setObjectName("status-store")
-        # The store's address gives way first on a narrow screen (its tooltip keeps it).
-        self.status_store.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.status_store.setMinimumWidth(60)
         self.statusBar().addPermanentWidget(self.status_store)
         self.statusBar().addPermanentWidget(self.status_alert)
         self.statusBar().addPermanentWidget(self.status_counts)

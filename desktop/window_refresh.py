@@ -267,6 +267,9 @@ class RefreshMixin(_Base):
         self._show_store()
 
     def _show_store(self) -> None:
-        self.status_store.setText(tr("store: %1", self.store.url))
+        url = str(self.store.url)
+        # Short on the status bar (a long path would push the counts off a 1024 px screen);
+        # whole in the tooltip.
+        self.status_store.setText(tr("store: %1", url if len(url) <= 40 else "…" + url[-39:]))
         self.status_store.setToolTip(tr("store: %1", self.store.url) + "\n" + tr(
             "Every console and worker on this store shares its queue"))

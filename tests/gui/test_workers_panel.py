@@ -107,7 +107,9 @@ def test_workers_table_shows_alive_and_lost_workers(
     assert console.view_title(console.current_key()) == "Workers (1 · 1 lost)"
     # The lost worker's task went back to the queue; the status bar says where the store is.
     assert store.task(tid).state is TaskState.QUEUED
-    assert console.status_store.text() == f"store: {store.url}"
+    url = str(store.url)
+    assert console.status_store.text() == f"store: {url if len(url) <= 40 else '…' + url[-39:]}"
+    assert url in console.status_store.toolTip()
 
 
 def test_preempting_a_task_another_worker_runs(request: pytest.FixtureRequest, run: Run
