@@ -158,8 +158,8 @@ class TicketDialog(QDialog):
             f" · {step} · {tr('open for')} {fmt_duration(_age(t))}<br>"
             f"<span style='color:{palette.css('error')}'><b>"
             f"{names.error_headline(t.error_class)}</b></span>"
-            + (f"<br><b>{tr('The same answer goes to %1 more selected ticket(s).', others)}"
-               "</b>" if others else ""))
+            + ("<br><b>" + tr("The same answer goes to %1 more selected ticket(s).", others)
+               + "</b>" if others else ""))
         # The technical detail stays untranslated, one click away.
         self.details = QPlainTextEdit(f"{t.error_class}: {t.error}\n{tr('signature')}: "
                                       f"{t.signature}", self, readOnly=True)

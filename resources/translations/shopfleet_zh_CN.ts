@@ -643,6 +643,10 @@
         <translation>工单 #%1 — 任务 #%2</translation>
     </message>
     <message>
+        <source>The same answer goes to %1 more selected ticket(s).</source>
+        <translation>同样的处理会同时用于另外 %1 个已选工单。</translation>
+    </message>
+    <message>
         <source>Show technical details</source>
         <translation>显示技术详情</translation>
     </message>

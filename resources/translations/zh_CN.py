@@ -618,3 +618,6 @@ ZH_CN.update({
     "again, or install Google Chrome or Microsoft Edge, which need no download.":
         "无法下载浏览器：这台电脑连不上下载服务器（没有网络，或被代理、防火墙拦截）。请联网后重试，或安装无需下载的 Google Chrome 或 Microsoft Edge。",
 })
+ZH_CN.update({
+    "The same answer goes to %1 more selected ticket(s).": "同样的处理会同时用于另外 %1 个已选工单。",
+})
