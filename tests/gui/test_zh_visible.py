@@ -107,8 +107,10 @@ def texts(root: QWidget) -> Iterator[tuple[str, str]]:
 
 
 def untranslated(root: QWidget, data: set[str]) -> list[str]:
-    return sorted({f"{where}: {text!r}" for where, text in texts(root)
-                   if text and english_only(text, data)})
+    # Line by line: a label composed of parts must not hide an English line among Chinese.
+    return sorted({f"{where}: {line!r}" for where, text in texts(root)
+                   for line in re.split(r"<br\s*/?>|\n", text or "")
+                   if line.strip() and english_only(line, data)})
 
 
 def test_the_english_walk_sees_english(window: Any) -> None:
