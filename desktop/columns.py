@@ -198,7 +198,10 @@ TICKETS = [
 ]
 
 KB = [
-    Column("signature", QT_TR_NOOP("Signature"), lambda r: r.describe()),
+    Column("signature", QT_TR_NOOP("Failure"), lambda r: " / ".join(
+        x for x in (names.platform(r.platform), names.task_type(r.task_type), r.step_name,
+                    names.error_headline(r.error_class)) if x),
+           tip=lambda r: f"{r.describe()}\n{r.error_norm}"),
     Column("action", QT_TR_NOOP("Answer"), lambda r: names.answer(r.action)),
     Column("note", QT_TR_NOOP("Note"), lambda r: r.note),
     Column("when", QT_TR_NOOP("When"), lambda r: fmt_time(r.at), raw=lambda r: r.at),

@@ -251,6 +251,10 @@
         <translation>问题</translation>
     </message>
     <message>
+        <source>Failure</source>
+        <translation>失败情况</translation>
+    </message>
+    <message>
         <source>Signature</source>
         <translation>特征</translation>
     </message>

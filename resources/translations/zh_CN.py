@@ -621,3 +621,4 @@ ZH_CN.update({
 ZH_CN.update({
     "The same answer goes to %1 more selected ticket(s).": "同样的处理会同时用于另外 %1 个已选工单。",
 })
+ZH_CN.update({"Failure": "失败情况"})
