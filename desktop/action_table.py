@@ -245,14 +245,20 @@ def register(spec: ActionSpec, *, context: tuple[str, ...] = ()) -> None:
         CONTEXT_MENUS.setdefault(view, []).append(spec.id)
 
 
+def _show(key: str) -> Callable[[Any], None]:
+    def show(w: Any) -> None:
+        w.show_tab(key)
+    return show
+
+
 def view_actions() -> list[ActionSpec]:
     """One action per view ("show the view"), Ctrl+1…9 for the first nine."""
     out = []
     for i, key in enumerate(VIEW_ORDER):
         seq = f"Ctrl+{i + 1}" if i < 9 else ""
         out.append(ActionSpec(f"view_{key}", VIEW_NAMES[key], QT_TR_NOOP("Show this view"),
-                              "view", lambda w, k=key: w.show_tab(k),
-                              (lambda s=seq: QKeySequence(s)), checkable=True))
+                              "view", _show(key), _keys(seq) if seq else _none,
+                              checkable=True))
     return out
 
 

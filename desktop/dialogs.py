@@ -306,7 +306,7 @@ class SettingsDialog(QDialog):
         gform.addRow("", lang_note)
         self.sound = QCheckBox(tr("Play a sound when a new ticket opens"), self)
         self.sound.setObjectName("notify-sound")
-        self.sound.setChecked(QSettings().value("notify/sound", False, type=bool))
+        self.sound.setChecked(bool(QSettings().value("notify/sound", False, type=bool)))
         gform.addRow(tr("Notifications"), self.sound)
         path_label = QLabel(path, self)
         path_label.setWordWrap(True)

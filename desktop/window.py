@@ -77,7 +77,7 @@ from .models import (
     worker_state_color,
 )
 from .navigation import Navigation
-from .panels import TablePanel
+from .panels import EMPTY_KEYS, TablePanel
 from .tickets import TicketReads
 from .window_commands import CommandsMixin
 from .window_refresh import RefreshMixin
@@ -211,8 +211,6 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
                 self.toolbar.addAction(self.acts[spec.id])
                 last_menu = spec.menu
         self.addToolBar(self.toolbar)
-        from .panels import EMPTY_KEYS
-
         for name, key in EMPTY_KEYS.items():
             seq = self.acts[key].shortcut()
             self.panels[name].shortcut_text = seq.toString(seq.SequenceFormat.NativeText)
@@ -350,7 +348,8 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self._show_pause_state()
         for key, title in A.MENUS:
             self.menus[key].setTitle(tr(title))
-        self.toolbar.setWindowTitle(tr("Toolbar")) if hasattr(self, "toolbar") else None
+        if hasattr(self, "toolbar"):
+            self.toolbar.setWindowTitle(tr("Toolbar"))
         self.tray_show.setText(tr("Show ShopFleet"))
         for p in self.panels.values():
             p.retranslate()
@@ -695,7 +694,7 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         else:
             w = self.width()
             self.split.setSizes([170, int((w - 170) * 0.62), int((w - 170) * 0.38)])
-        self._detail_wanted = s.value("window/detail", True, type=bool)
+        self._detail_wanted = bool(s.value("window/detail", True, type=bool))
         for p in self.panels.values():
             p.restore_state(s)
         view = str(s.value("window/view", "pending"))
