@@ -119,9 +119,9 @@ SETTINGS_SECTIONS: dict[str, str] = {
 SETTINGS_FIELDS: dict[str, tuple[str, str]] = {
     "queue.max_backlog": (QT_TR_NOOP("Most queued tasks"),
                           QT_TR_NOOP("Submissions beyond this many waiting tasks are refused.")),
-    "queue.urgent_reserve": (QT_TR_NOOP("Room kept for urgent tasks"),
-                             QT_TR_NOOP("Queue places only urgent tasks may use when it is "
-                                        "nearly full.")),
+    "queue.urgent_reserve": (QT_TR_NOOP("Extra room for urgent tasks (share)"),
+                             QT_TR_NOOP("Beyond the most queued tasks, this share (0–1) more "
+                                        "is kept for urgent tasks.")),
     "queue.max_tasks_per_shop": (QT_TR_NOOP("Tasks per shop at once"),
                                  QT_TR_NOOP("How many tasks of one shop may run at the same "
                                             "time.")),

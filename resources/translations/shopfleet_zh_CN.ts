@@ -1605,12 +1605,12 @@ Store: %2</source>
         <translation>等待中的任务超过此数量时拒绝新提交。</translation>
     </message>
     <message>
-        <source>Room kept for urgent tasks</source>
-        <translation>紧急任务预留名额</translation>
+        <source>Extra room for urgent tasks (share)</source>
+        <translation>紧急任务额外预留（比例）</translation>
     </message>
     <message>
-        <source>Queue places only urgent tasks may use when it is nearly full.</source>
-        <translation>队列接近满时只留给紧急任务的名额。</translation>
+        <source>Beyond the most queued tasks, this share (0–1) more is kept for urgent tasks.</source>
+        <translation>在最多排队任务数之外，再按此比例（0–1）为紧急任务预留空间。</translation>
     </message>
     <message>
         <source>Tasks per shop at once</source>

@@ -622,3 +622,8 @@ ZH_CN.update({
     "The same answer goes to %1 more selected ticket(s).": "同样的处理会同时用于另外 %1 个已选工单。",
 })
 ZH_CN.update({"Failure": "失败情况"})
+ZH_CN.update({
+    "Extra room for urgent tasks (share)": "紧急任务额外预留（比例）",
+    "Beyond the most queued tasks, this share (0–1) more is kept for urgent tasks.":
+        "在最多排队任务数之外，再按此比例（0–1）为紧急任务预留空间。",
+})
