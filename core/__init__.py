@@ -76,6 +76,8 @@ if TYPE_CHECKING:
     from .paths import data_dir as data_dir
     from .paths import default_db_path as default_db_path
     from .paths import resources_dir as resources_dir
+    from .pause import all_paused as all_paused
+    from .pause import pause_all as pause_all
     from .queries import SORTS as SORTS
     from .queries import VIEWS as VIEWS
     from .queries import FilterChoices as FilterChoices
@@ -212,6 +214,8 @@ _WHERE: dict[str, str] = {
     "metrics_series": ".queries",
     "new_owner_id": ".store",
     "open_store": ".build",
+    "pause_all": ".pause",
+    "all_paused": ".pause",
     "parse_specs": ".specs",
     "read_json_file": ".queries",
     "read_text_file": ".queries",

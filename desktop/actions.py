@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 from core import Changes, Engine, EngineHost, InvalidInput, ShopFleetError
 
+from . import names
 from .i18n import tr
 
 T = TypeVar("T")
@@ -28,7 +29,11 @@ log = logging.getLogger(__name__)
 
 
 class ErrorPresenter(QObject):
-    """Shows errors: plain language for known ones, the traceback for bugs."""
+    """Shows errors: plain language for known ones, the traceback for bugs.
+
+    A known error gets a short translated headline chosen by its type
+    (:func:`desktop.names.refusal_headline`); core's message — technical, untranslated — is
+    one click away ("Show Details…"). For bad input the field is named in the box itself."""
 
     presented = Signal(str, bool)
     """(message, is_bug) after a message box was opened."""
@@ -51,8 +56,10 @@ class ErrorPresenter(QObject):
         if known:
             text = self.message_for(exc)
             box.setIcon(QMessageBox.Icon.Warning)
-            box.setText(tr("%1 was refused.", what))
-            box.setInformativeText(text)
+            box.setText(tr("%1 was refused: %2", what, names.refusal_headline(exc)))
+            if isinstance(exc, InvalidInput) and exc.field:
+                box.setInformativeText(tr("Check the field %1.", exc.field))
+            box.setDetailedText(text)
         else:
             log.error("bug in %s", what, exc_info=exc)
             text = f"{type(exc).__name__}: {exc}"

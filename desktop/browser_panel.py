@@ -138,7 +138,7 @@ class BrowserPanel(QWidget):
     def _show_check(self, result: Any) -> None:
         self.check_result = result
         self._set_busy(False)
-        self.summary.setText(str(result.summary))
+        self.summary.setText(browser_summary(result))
         self.details.setPlainText(str(getattr(result, "details", "")))
         self.changed.emit()
 
@@ -169,9 +169,39 @@ class BrowserPanel(QWidget):
     def _show_install(self, result: Any) -> None:
         self.install_result = result
         self._set_busy(False)
-        self.install_message.setText(str(result.message))
+        self.install_message.setText(install_message(result))
+        self.install_message.setToolTip(str(getattr(result, "message", "")))
         if getattr(result, "ok", False):
             self.check()  # the new browser should now be found
+
+
+def browser_summary(result: Any) -> str:
+    """The check's one line in the console's language (core's ``choice`` names the browser;
+    the doctor's details below stay as core wrote them)."""
+    if isinstance(result, _Failed):
+        return str(result.summary)
+    choice = getattr(result, "choice", "")
+    if getattr(result, "ok", False) and choice:
+        return tr("ShopFleet will use %1.", choice)
+    if not getattr(result, "ok", False):
+        return tr("No browser found. Install Google Chrome or Microsoft Edge, or use "
+                  "\"Install browser\" to download Chromium.")
+    return str(result.summary)
+
+
+def install_message(result: Any) -> str:
+    """The installer's outcome (core's code) in the console's language; core's own words
+    stay in the tooltip and the output above."""
+    outcome = getattr(result, "outcome", "failed")
+    if outcome == "installed":
+        return tr("Chromium is installed.")
+    if outcome == "offline":
+        return tr("The browser could not be downloaded: this computer cannot reach the download "
+                  "server (no internet connection, or a proxy or firewall in the way). Connect "
+                  "to the internet and try again, or install Google Chrome or Microsoft Edge, "
+                  "which need no download.")
+    return str(getattr(result, "message", "")) if isinstance(result, _Failed) else tr(
+        "The browser installer failed: %1", getattr(result, "message", ""))
 
 
 class _Failed:

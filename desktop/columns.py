@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from . import names
 from .i18n import QT_TR_NOOP, tr
 from .models import Column, fmt_duration, fmt_in, fmt_time
 from .tickets import rule_signature
@@ -27,15 +28,26 @@ def _hard(r: Any) -> str:
 
 
 def _err(r: Any) -> str:
+    """The error's translated headline; the technical message is in the tooltip."""
+    if getattr(r, "error_class", None):
+        return names.error_headline(r.error_class)
     return (r.last_error or "").splitlines()[0][:200] if r.last_error else ""
+
+
+def _reason(r: Any) -> str:
+    """Why the task is where it is: the error's headline when it failed, else core's words."""
+    if getattr(r, "error_class", None) and r.state in ("waiting_human", "quarantined",
+                                                       "failed", "queued"):
+        return names.error_headline(r.error_class)
+    return str(r.state_reason or "")
 
 
 ID = Column("id", QT_TR_NOOP("ID"), _id, raw=lambda r: r.id, sort="id", right=True)
 SCORE = Column("score", QT_TR_NOOP("Score"), lambda r: f"{r.score:.2f}",
                raw=lambda r: (r.band, r.prio_key), sort="score", right=True)
-TYPE = Column("type", QT_TR_NOOP("Type"), lambda r: r.type)
+TYPE = Column("type", QT_TR_NOOP("Type"), lambda r: names.task_type(r.type), tip=lambda r: r.type)
 SHOP = Column("shop", QT_TR_NOOP("Shop"), lambda r: r.shop)
-PLATFORM = Column("platform", QT_TR_NOOP("Platform"), lambda r: r.platform)
+PLATFORM = Column("platform", QT_TR_NOOP("Platform"), lambda r: names.platform(r.platform))
 WAITED = Column("waited", QT_TR_NOOP("Waited"), lambda r: fmt_duration(_now() - r.created_at),
                 raw=lambda r: -r.created_at, live=True, right=True)
 DEADLINE = Column("deadline", QT_TR_NOOP("Deadline"), lambda r: fmt_in(r.deadline),
@@ -44,14 +56,19 @@ DEADLINE = Column("deadline", QT_TR_NOOP("Deadline"), lambda r: fmt_in(r.deadlin
 ATTEMPTS = Column("attempts", QT_TR_NOOP("Attempts"), _attempts, raw=lambda r: r.attempts,
                   right=True)
 HARD = Column("hard", QT_TR_NOOP("Hard-aged"), _hard)
-REASON = Column("reason", QT_TR_NOOP("Reason"), lambda r: r.state_reason,
-                tip=lambda r: r.state_reason)
+REASON = Column("reason", QT_TR_NOOP("Reason"), _reason,
+                tip=lambda r: str(r.state_reason or "") + (f"\n{r.last_error}"
+                                                         if r.last_error else ""))
 SINCE = Column("since", QT_TR_NOOP("Since"), lambda r: fmt_duration(_now() - r.updated_at),
                raw=lambda r: -r.updated_at, live=True, right=True,
                tip=lambda r: fmt_time(r.updated_at))
-ERROR_CLASS = Column("error_class", QT_TR_NOOP("Error"), lambda r: r.error_class or "")
-ERROR = Column("error", QT_TR_NOOP("Message"), _err, tip=lambda r: r.last_error or "")
-STATE = Column("state", QT_TR_NOOP("State"), lambda r: tr(r.state))
+ERROR_CLASS = Column("error_class", QT_TR_NOOP("Error"),
+                     lambda r: names.error_headline(r.error_class),
+                     tip=lambda r: r.error_class or "")
+ERROR = Column("error", QT_TR_NOOP("Details"),
+               lambda r: (r.last_error or "").splitlines()[0][:200] if r.last_error else "",
+               tip=lambda r: r.last_error or "")
+STATE = Column("state", QT_TR_NOOP("State"), lambda r: names.state(r.state))
 FINISHED = Column("finished", QT_TR_NOOP("Finished"), lambda r: fmt_time(r.finished_at),
                   raw=lambda r: r.finished_at or 0)
 TOOK = Column("took", QT_TR_NOOP("Took"),
@@ -59,15 +76,15 @@ TOOK = Column("took", QT_TR_NOOP("Took"),
               if r.finished_at else "", right=True)
 
 PENDING = [ID, SCORE, TYPE, SHOP, PLATFORM, WAITED, DEADLINE, ATTEMPTS, HARD, REASON]
-PARKED = [ID, SCORE, TYPE, SHOP, PLATFORM, SINCE, ATTEMPTS, ERROR_CLASS, ERROR, REASON]
+PARKED = [ID, SCORE, TYPE, SHOP, PLATFORM, SINCE, ATTEMPTS, ERROR_CLASS, ERROR]
 HISTORY = [ID, TYPE, SHOP, PLATFORM, STATE, FINISHED, TOOK, ATTEMPTS, ERROR_CLASS, ERROR]
 
 # In flight: rows are InFlightRow (desktop/window.py), read from the engine.
 IN_FLIGHT = [
     Column("id", QT_TR_NOOP("ID"), _id, raw=lambda r: r.id, right=True),
-    Column("type", QT_TR_NOOP("Type"), lambda r: r.type),
+    Column("type", QT_TR_NOOP("Type"), lambda r: names.task_type(r.type)),
     Column("shop", QT_TR_NOOP("Shop"), lambda r: r.shop),
-    Column("platform", QT_TR_NOOP("Platform"), lambda r: r.platform),
+    Column("platform", QT_TR_NOOP("Platform"), lambda r: names.platform(r.platform)),
     Column("worker", QT_TR_NOOP("Worker"),
            lambda r: tr("this console") if not r.remote else (r.worker or tr("elsewhere")),
            tip=lambda r: r.owner),
@@ -102,7 +119,7 @@ def _heartbeat_age(w: Any) -> str:
 WORKERS = [
     Column("host", QT_TR_NOOP("Host"), lambda r: r.host),
     Column("owner", QT_TR_NOOP("Worker"), short_owner, tip=lambda r: r.owner),
-    Column("state", QT_TR_NOOP("State"), lambda r: tr(r.state),
+    Column("state", QT_TR_NOOP("State"), lambda r: names.state(r.state),
            raw=lambda r: {"lost": 0, "alive": 1, "stopped": 2}.get(r.state, 3)),
     Column("slots", QT_TR_NOOP("Pool size"), lambda r: str(r.slots), raw=lambda r: r.slots,
            right=True),
@@ -122,10 +139,10 @@ WORKERS = [
 
 SHOPS = [
     Column("name", QT_TR_NOOP("Shop"), lambda r: r.name),
-    Column("platform", QT_TR_NOOP("Platform"), lambda r: r.platform),
-    Column("domain", QT_TR_NOOP("Domain"), lambda r: r.domain),
+    Column("platform", QT_TR_NOOP("Platform"), lambda r: names.platform(r.platform)),
+    Column("domain", QT_TR_NOOP("Site"), lambda r: r.domain),
     Column("paused", QT_TR_NOOP("Shop paused"), lambda r: tr("paused") if r.paused else ""),
-    Column("dpaused", QT_TR_NOOP("Domain paused"),
+    Column("dpaused", QT_TR_NOOP("Site paused"),
            lambda r: tr("paused") if r.domain_paused else ""),
     Column("queued", QT_TR_NOOP("Queued"), lambda r: f"{r.queued:,}", raw=lambda r: r.queued,
            right=True),
@@ -136,8 +153,8 @@ SHOPS = [
 ]
 
 GATES = [
-    Column("name", QT_TR_NOOP("Gate"), lambda r: tr("global") if r.name == "*" else r.name),
-    Column("rate", QT_TR_NOOP("Rate /s"), lambda r: f"{r.rate_per_s:g}",
+    Column("name", QT_TR_NOOP("Rate limit"), lambda r: names.gate(r.name)),
+    Column("rate", QT_TR_NOOP("Requests per second"), lambda r: f"{r.rate_per_s:g}",
            raw=lambda r: r.rate_per_s, right=True),
     Column("burst", QT_TR_NOOP("Burst"), lambda r: f"{r.burst:g}", raw=lambda r: r.burst,
            right=True),
@@ -152,9 +169,8 @@ GATES = [
 ]
 
 BREAKERS = [
-    Column("name", QT_TR_NOOP("Breaker"),
-           lambda r: tr("browser pool") if r.name == "*pool*" else r.name),
-    Column("state", QT_TR_NOOP("State"), lambda r: tr(str(r.state.value))),
+    Column("name", QT_TR_NOOP("Breaker"), lambda r: names.breaker(r.name)),
+    Column("state", QT_TR_NOOP("State"), lambda r: names.breaker_state(str(r.state.value))),
     Column("failures", QT_TR_NOOP("Recent failures"), lambda r: str(r.recent_failures),
            raw=lambda r: r.recent_failures, right=True),
     Column("trips", QT_TR_NOOP("Trips"), lambda r: str(r.trips), raw=lambda r: r.trips,
@@ -169,20 +185,24 @@ TICKETS = [
     Column("task", QT_TR_NOOP("Task"), lambda r: f"#{r.task_id}", raw=lambda r: r.task_id,
            right=True),
     Column("shop", QT_TR_NOOP("Shop"), lambda r: r.shop),
-    Column("platform", QT_TR_NOOP("Platform"), lambda r: r.platform),
-    Column("type", QT_TR_NOOP("Type"), lambda r: r.task_type),
+    Column("platform", QT_TR_NOOP("Platform"), lambda r: names.platform(r.platform)),
+    Column("type", QT_TR_NOOP("Type"), lambda r: names.task_type(r.task_type)),
     Column("age", QT_TR_NOOP("Open for"), lambda r: fmt_duration(r.age_s(_now())),
            raw=lambda r: -r.opened_at, live=True, right=True),
     Column("step", QT_TR_NOOP("Step"), lambda r: (str(r.step + 1) if r.step is not None else "")
            + (f" · {r.step_name}" if r.step_name else "")),
-    Column("error_class", QT_TR_NOOP("Error"), lambda r: r.error_class),
-    Column("error", QT_TR_NOOP("Message"), lambda r: r.error.splitlines()[0][:200]
+    Column("error_class", QT_TR_NOOP("Problem"), lambda r: names.error_headline(r.error_class),
+           tip=lambda r: r.error_class),
+    Column("error", QT_TR_NOOP("Details"), lambda r: r.error.splitlines()[0][:200]
            if r.error else "", tip=lambda r: r.error),
 ]
 
 KB = [
-    Column("signature", QT_TR_NOOP("Signature"), lambda r: r.describe()),
-    Column("action", QT_TR_NOOP("Answer"), lambda r: tr(r.action)),
+    Column("signature", QT_TR_NOOP("Failure"), lambda r: " / ".join(
+        x for x in (names.platform(r.platform), names.task_type(r.task_type), r.step_name,
+                    names.error_headline(r.error_class)) if x),
+           tip=lambda r: f"{r.describe()}\n{r.error_norm}"),
+    Column("action", QT_TR_NOOP("Answer"), lambda r: names.answer(r.action)),
     Column("note", QT_TR_NOOP("Note"), lambda r: r.note),
     Column("when", QT_TR_NOOP("When"), lambda r: fmt_time(r.at), raw=lambda r: r.at),
     Column("ticket", QT_TR_NOOP("Ticket"), lambda r: f"#{r.ticket_id}", raw=lambda r: r.ticket_id,
@@ -192,20 +212,8 @@ KB = [
 RULES = [
     Column("id", QT_TR_NOOP("Rule"), lambda r: f"#{r.id}", raw=lambda r: r.id, right=True),
     Column("signature", QT_TR_NOOP("Signature"), lambda r: rule_signature(r)),
-    Column("action", QT_TR_NOOP("Action"), lambda r: tr(r.action)),
+    Column("action", QT_TR_NOOP("Action"), lambda r: names.answer(r.action)),
     Column("enabled", QT_TR_NOOP("Enabled"), lambda r: tr("yes") if r.enabled else tr("no")),
     Column("hits", QT_TR_NOOP("Hits"), lambda r: str(r.hits), raw=lambda r: r.hits,
            right=True),
 ]
-
-# Words shown through tr() from data (states, answers); listed so lupdate finds them.
-_WORDS = [QT_TR_NOOP("queued"), QT_TR_NOOP("running"), QT_TR_NOOP("suspended"),
-          QT_TR_NOOP("waiting_human"), QT_TR_NOOP("quarantined"), QT_TR_NOOP("done"),
-          QT_TR_NOOP("failed"), QT_TR_NOOP("cancelled"), QT_TR_NOOP("open"),
-          QT_TR_NOOP("closed"), QT_TR_NOOP("half_open"), QT_TR_NOOP("retry"),
-          QT_TR_NOOP("resume"), QT_TR_NOOP("skip"), QT_TR_NOOP("todo"), QT_TR_NOOP("current"),
-          QT_TR_NOOP("unknown"), QT_TR_NOOP("deadline"), QT_TR_NOOP("score"),
-          QT_TR_NOOP("attempts"), QT_TR_NOOP("waited"), QT_TR_NOOP("step"),
-          QT_TR_NOOP("open for"), QT_TR_NOOP("signature"), QT_TR_NOOP("System"),
-          QT_TR_NOOP("done"), QT_TR_NOOP("human"), QT_TR_NOOP("retry_later"),
-          QT_TR_NOOP("alive"), QT_TR_NOOP("stopped"), QT_TR_NOOP("lost")]

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from core import BreakerState, EngineStatistics
 
+from . import names, palette
 from .i18n import QT_TR_NOOP, tr
 
 try:  # pyqtgraph is the desktop extra's chart library
@@ -27,21 +28,19 @@ except ImportError:  # pragma: no cover - shown in the window instead
 LIVE_POINTS = 900
 """Seconds of live points kept (15 minutes) on top of the per-minute history."""
 
-CHARTS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
-    # (key, title, [(series key in the minute row / stats, label, colour)])
-    ("depth", QT_TR_NOOP("Queue depth"), [("queued", QT_TR_NOOP("queued"), "#1f77b4"),
-                                          ("running", QT_TR_NOOP("running"), "#2ca02c")]),
+CHARTS: list[tuple[str, str, list[tuple[str, str]]]] = [
+    # (key, title, [(series key in the minute row / stats, label)]); colours: palette.series
+    ("depth", QT_TR_NOOP("Queue depth"), [("queued", QT_TR_NOOP("queued")),
+                                          ("running", QT_TR_NOOP("running"))]),
     ("throughput", QT_TR_NOOP("Throughput per minute"),
-     [("done", QT_TR_NOOP("done"), "#2ca02c"), ("failed", QT_TR_NOOP("failed"), "#d62728")]),
+     [("done", QT_TR_NOOP("done")), ("failed", QT_TR_NOOP("failed"))]),
     ("success", QT_TR_NOOP("Success rate %"),
-     [("success_rate", QT_TR_NOOP("success"), "#2ca02c"),
-      ("resume_success_rate", QT_TR_NOOP("resume success"), "#9467bd")]),
-    ("wait", QT_TR_NOOP("Oldest wait (s)"), [("oldest_wait_s", QT_TR_NOOP("oldest wait"),
-                                              "#ff7f0e")]),
+     [("success_rate", QT_TR_NOOP("success")),
+      ("resume_success_rate", QT_TR_NOOP("resume success"))]),
+    ("wait", QT_TR_NOOP("Oldest wait (s)"), [("oldest_wait_s", QT_TR_NOOP("oldest wait"))]),
     ("preempt", QT_TR_NOOP("Preemptions per hour"),
-     [("preemptions_per_hour", QT_TR_NOOP("preemptions"), "#8c564b")]),
-    ("tickets", QT_TR_NOOP("Open tickets"), [("open_tickets", QT_TR_NOOP("open tickets"),
-                                              "#e377c2")]),
+     [("preemptions_per_hour", QT_TR_NOOP("preemptions"))]),
+    ("tickets", QT_TR_NOOP("Open tickets"), [("open_tickets", QT_TR_NOOP("open tickets"))]),
 ]
 
 
@@ -81,29 +80,30 @@ class Dashboard(QWidget):
             lay.addWidget(self.breakers)
             self.gates_plot = None
             return
-        pg.setConfigOptions(antialias=True, background="w", foreground="#333")
+        pg.setConfigOptions(antialias=True, background=palette.chart_background(),
+                            foreground=palette.chart_foreground())
         grid = QGridLayout()
-        for i, (key, title, series) in enumerate(CHARTS):
+        self.legends: dict[str, Any] = {}
+        for i, (key, _title, series) in enumerate(CHARTS):
             w = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem()})
             w.setObjectName(f"chart-{key}")
-            w.setTitle(tr(title))
             w.showGrid(x=True, y=True, alpha=0.2)
             w.setMouseEnabled(x=True, y=False)
-            legend = w.addLegend(offset=(5, 5)) if len(series) > 1 else None
-            for skey, label, color in series:
-                self.curves[f"{key}:{skey}"] = w.plot([], [], pen=pg.mkPen(color, width=2),
-                                                      name=tr(label))
-            del legend
+            if len(series) > 1:
+                self.legends[key] = w.addLegend(offset=(5, 5))
+            for skey, label in series:
+                self.curves[f"{key}:{skey}"] = w.plot(
+                    [], [], pen=pg.mkPen(palette.series(skey), width=2), name=tr(label))
             self.plots[key] = w
             grid.addWidget(w, i // 3, i % 3)
         lay.addLayout(grid, 3)
         self.gates_plot = pg.PlotWidget()
         self.gates_plot.setObjectName("chart-gates")
-        self.gates_plot.setTitle(tr("Gate levels (tokens / burst)"))
         self.gates_plot.setYRange(0, 1)
         self.gates_plot.setMouseEnabled(x=False, y=False)
         self.gates_plot.setMaximumHeight(240)
-        self.gate_bars = pg.BarGraphItem(x=[], height=[], width=0.6, brush="#1f77b4")
+        self.gate_bars = pg.BarGraphItem(x=[], height=[], width=0.6,
+                                         brush=palette.series("gates"))
         self.gates_plot.addItem(self.gate_bars)
         bottom = QGridLayout()
         bottom.addWidget(self.gates_plot, 0, 0)
@@ -111,6 +111,43 @@ class Dashboard(QWidget):
         bottom.setColumnStretch(0, 2)
         bottom.setColumnStretch(1, 1)
         lay.addLayout(bottom, 1)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        if pg is None:
+            return
+        color = palette.chart_foreground()
+        for key, title, series in CHARTS:
+            self.plots[key].setTitle(tr(title), color=color)
+            legend = self.legends.get(key)
+            if legend is not None:
+                for (_skey, label), (_, text) in zip(series, legend.items, strict=False):
+                    text.setText(tr(label))
+        if self.gates_plot is not None:
+            self.gates_plot.setTitle(tr("Rate limit levels (tokens / burst)"), color=color)
+
+    def apply_palette(self) -> None:
+        """Follow the light or dark scheme: backgrounds, axes, series colours."""
+        if pg is None:
+            return
+        bg, fg = palette.chart_background(), palette.chart_foreground()
+        pg.setConfigOptions(background=bg, foreground=fg)
+        plots = [*self.plots.values()] + ([self.gates_plot] if self.gates_plot else [])
+        for w in plots:
+            w.setBackground(bg)
+            for side in ("left", "bottom"):
+                ax = w.getAxis(side)
+                ax.setPen(fg)
+                ax.setTextPen(fg)
+        for key, _, series in CHARTS:
+            for skey, _ in series:
+                self.curves[f"{key}:{skey}"].setPen(pg.mkPen(palette.series(skey), width=2))
+            legend = self.legends.get(key)
+            if legend is not None:
+                legend.setLabelTextColor(fg)
+        if self.gates_plot is not None:
+            self.gate_bars.setOpts(brush=palette.series("gates"))
+        self.retranslate()
 
     def set_history(self, rows: list[tuple[int, dict[str, Any]]]) -> None:
         self.history = [(m * 60.0, d) for m, d in rows]
@@ -130,7 +167,7 @@ class Dashboard(QWidget):
             return
         pts = self.points()
         for key, _, series in CHARTS:
-            for skey, _, _ in series:
+            for skey, _ in series:
                 xs, ys = [], []
                 for t, d in pts:
                     v = _value(d, skey)
@@ -142,16 +179,17 @@ class Dashboard(QWidget):
     def show_gates(self, s: EngineStatistics) -> None:
         parts = []
         for b in s.breakers:
-            color = {"closed": "#2ca02c", "open": "#d62728", "half_open": "#ff7f0e"}.get(
-                b.state.value, "#333")
-            name = tr("browser pool") if b.name == "*pool*" else b.name
+            color = palette.breaker_color(b.state.value).name()
+            name = names.breaker(b.name)
             extra = ""
             if b.state is not BreakerState.CLOSED and b.next_probe_at:
-                extra = " · " + tr("probe in %1s", max(0, int(b.next_probe_at - time.time())))
+                extra = " · " + tr("probe in %1", names.duration(
+                    max(0, b.next_probe_at - time.time())))
             parts.append(f"<span style='color:{color}'>●</span> {name}: "
-                         f"<b>{tr(b.state.value)}</b> ({b.recent_failures}){extra}")
+                         f"<b>{names.breaker_state(b.state.value)}</b> "
+                         f"({tr('%1 recent failures', b.recent_failures)}){extra}")
         self.breakers.setText("<b>" + tr("Breakers") + "</b><br>" + (
-            "<br>".join(parts) if parts else tr("all closed")))
+            "<br>".join(parts) if parts else tr("all normal")))
         if pg is None or self.gates_plot is None or not self.isVisible():
             return
         gates = s.gates
@@ -159,5 +197,5 @@ class Dashboard(QWidget):
         hs = [min(1.0, g.tokens / g.burst) if g.burst else 0.0 for g in gates]
         self.gate_bars.setOpts(x=xs, height=hs, width=0.6)
         ax = self.gates_plot.getAxis("bottom")
-        ax.setTicks([[(i, tr("global") if g.name == "*" else g.name)
+        ax.setTicks([[(i, names.gate(g.name))
                       for i, g in enumerate(gates)]])

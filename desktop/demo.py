@@ -28,6 +28,7 @@ from core import (
     register_demo_shops,
 )
 
+from .i18n import QT_TR_NOOP, tr
 from .launch import engine_host, make_app, run_console
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--lang", choices=["system", "en", "zh_CN"], default=None)
     p.add_argument("--screenshots", default=None, help=argparse.SUPPRESS)
     p.add_argument("--run-for", type=float, default=40.0, help=argparse.SUPPRESS)
+    p.add_argument("--size", default="", help=argparse.SUPPRESS)  # WxH of the screenshots
+    p.add_argument("--dark", action="store_true", help=argparse.SUPPRESS)  # a dark palette
     return p.parse_args(list(argv) if argv is not None else None)
+
+
+FAULTS = {"layout_changed": QT_TR_NOOP("a changed page layout"),
+          "captcha": QT_TR_NOOP("a CAPTCHA"), "crash": QT_TR_NOOP("crashing pages"),
+          "error_5xx": QT_TR_NOOP("server errors"), "rate_limit": QT_TR_NOOP("rate limiting")}
+"""The practice site's faults, as the status bar names them."""
 
 
 async def stream(window: Any, site: DemoSite, *, every_s: float = 4.0) -> None:
@@ -63,7 +72,10 @@ async def stream(window: Any, site: DemoSite, *, every_s: float = 4.0) -> None:
         if round_ in faults:
             fault, platform, opts = faults[round_]
             await asyncio.to_thread(site.set_fault, fault, platform=platform, **opts)
-            window.status_message(f"demo: {fault} switched on for {platform}")
+            from . import names
+
+            window.status_message(tr("Demo: the practice site now shows %1 on %2",
+                                     tr(FAULTS[fault]), names.platform(platform)))
         batch = demo_specs(site, 3, seed=100 + round_)
         specs = [s.model_copy(update={"key": f"stream-{round_}-{i}"})
                  for i, s in enumerate(batch)]
@@ -73,18 +85,28 @@ async def stream(window: Any, site: DemoSite, *, every_s: float = 4.0) -> None:
                 specs.append(urgent.model_copy(update={"key": f"urgent-{round_}",
                                                        "priority": 20.0}))
         spec_list: list[TaskSpec] = specs
-        window.runner.command("demo stream", lambda e, sl=spec_list: e.submit(sl))
+        window.runner.command(tr("Demo tasks"), lambda e, sl=spec_list: e.submit(sl))
 
 
-async def take_screenshots(window: Any, folder: Path, run_for: float) -> None:
-    """Let the demo work, then save the main window, the dashboard and a ticket dialog."""
+async def take_screenshots(window: Any, folder: Path, run_for: float, *,
+                           size: str = "") -> None:
+    """Let the demo work, then save the main views, a ticket dialog and the settings."""
     from PySide6.QtWidgets import QApplication
 
     folder.mkdir(parents=True, exist_ok=True)
+    if size:
+        w, h = (int(x) for x in size.lower().split("x"))
+        window.showNormal()
+        window.resize(w, h)
     await asyncio.sleep(run_for)
-    window.show_tab("pending")
-    await asyncio.sleep(1.5)
-    window.grab().save(str(folder / "main_window.png"))
+
+    async def shot(view: str, name: str, wait: float = 1.5) -> None:
+        window.show_tab(view)
+        await asyncio.sleep(wait)
+        window.grab().save(str(folder / name))
+
+    await shot("pending", "main_window.png")
+    await shot("in_flight", "in_flight.png")
     window.show_tab("tickets")
     await asyncio.sleep(1.5)
     model = window.models["tickets"]
@@ -95,7 +117,7 @@ async def take_screenshots(window: Any, folder: Path, run_for: float) -> None:
         await asyncio.sleep(0.5)
     window.grab().save(str(folder / "tickets.png"))
     if model.rowCount():
-        window.panels["tickets"].select_ids([model.ids[0]])
+        window.panels["tickets"].select_ids(model.ids[:2])
         window.answer_selected()
         for _ in range(50):
             await asyncio.sleep(0.1)
@@ -105,12 +127,14 @@ async def take_screenshots(window: Any, folder: Path, run_for: float) -> None:
                 dlg.grab().save(str(folder / "ticket_dialog.png"))
                 dlg.reject()
                 break
-    window.show_tab("dashboard")
-    await asyncio.sleep(2.5)
-    window.grab().save(str(folder / "dashboard.png"))
-    window.show_tab("gates")
-    await asyncio.sleep(1.5)
-    window.grab().save(str(folder / "gates.png"))
+    await shot("dashboard", "dashboard.png", 2.5)
+    await shot("gates", "gates.png")
+    await shot("kb", "kb.png")
+    window.open_settings()
+    await asyncio.sleep(1.0)
+    if window.dialog is not None:
+        window.dialog.grab().save(str(folder / "settings.png"))
+        window.dialog.reject()
     QApplication.processEvents()
     window.close()
 
@@ -125,6 +149,14 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     folder = Path(tempfile.mkdtemp(prefix="shopfleet-demo-"))
     app = make_app()
+    if args.dark:
+        from PySide6.QtCore import Qt
+
+        from .palette import dark_palette
+
+        app.setStyle("Fusion")
+        app.styleHints().setColorScheme(Qt.ColorScheme.Dark)
+        app.setPalette(dark_palette())
     install_language(args.lang or saved_language())
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
@@ -137,15 +169,16 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
             jobs: list[asyncio.Task[Any]] = []
 
             def started(window: Any) -> None:
-                window.runner.command("demo tasks",
+                window.runner.command(tr("Demo tasks"),
                                       lambda e: e.submit(demo_specs(site, args.tasks)))
                 jobs.append(asyncio.ensure_future(stream(window, site)))
                 if args.screenshots:
                     jobs.append(asyncio.ensure_future(
-                        take_screenshots(window, Path(args.screenshots), args.run_for)))
+                        take_screenshots(window, Path(args.screenshots), args.run_for,
+                                         size=args.size)))
 
             code = loop.run_until_complete(run_console(
-                settings, store, host, config_path=None, title_suffix=" — demo",
+                settings, store, host, config_path=None, title_suffix=tr(" — demo"),
                 on_window=started))
             for j in jobs:
                 j.cancel()

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from core import TaskDetail
 
+from . import names, palette
 from .i18n import tr
 from .models import fmt_duration, fmt_time
 
@@ -77,7 +78,7 @@ class DetailPane(QWidget):
                                tr("History"))):
             self.tabs.setTabText(i, t)
         self.steps.setHeaderLabels([tr("Step"), tr("State"), tr("Write"), tr("Name")])
-        self.events.setHeaderLabels([tr("When"), tr("Change"), tr("Reason")])
+        self.events.setHeaderLabels([tr("When"), tr("Change"), tr("Details")])
         if self.task_id is None:
             self.header.setText(tr("Select a task to see its flow, checkpoint and history."))
 
@@ -105,15 +106,22 @@ class DetailPane(QWidget):
         self.task_id = r.id
         deadline = f" · {tr('deadline')} {fmt_time(r.deadline)}" if r.deadline else ""
         self.header.setText(
-            f"<b>#{r.id}</b> {r.type} · {r.shop} ({r.platform}) · <b>{tr(r.state.value)}</b>"
-            f" — {r.state_reason}<br>{tr('score')} {r.score:.2f} · {tr('attempts')} "
+            f"<b>#{r.id}</b> {names.task_type(r.type)} · {r.shop} "
+            f"({names.platform(r.platform)}) · <b>{names.state(r.state.value)}</b><br>"
+            f"{tr('score')} {r.score:.2f} · {tr('attempts')} "
             f"{r.attempts}/{r.max_attempts} · {tr('waited')} "
             f"{fmt_duration((r.started_at or r.updated_at) - r.created_at)}{deadline}"
-            + (f"<br><span style='color:#a00'>{r.error_class}: {r.last_error}</span>"
+            + (f"<br><span style='color:{palette.css('error')}'><b>"
+               f"{names.error_headline(r.error_class)}</b></span>"
                if r.last_error else ""))
+        # The technical detail, untranslated, one hover away.
+        self.header.setToolTip(
+            "\n".join(x for x in (r.state_reason, f"{r.error_class}: {r.last_error}"
+                                   if r.last_error else "") if x))
         self.steps.clear()
         for s in d.steps:
-            it = QTreeWidgetItem([str(s.index + 1), f"{STATUS_MARK[s.status]} {tr(s.status)}",
+            it = QTreeWidgetItem([str(s.index + 1),
+                                  f"{STATUS_MARK[s.status]} {names.state(s.status)}",
                                   tr("write") if s.write else "", s.label])
             it.setData(1, Qt.ItemDataRole.UserRole, s.status)
             if s.status == "current":
@@ -150,7 +158,8 @@ class DetailPane(QWidget):
             self.thumb.clear()
         self.events.clear()
         for e in d.events:
-            change = f"{tr(e.from_state) if e.from_state else '∅'} → {tr(e.to_state)}"
+            change = (f"{names.state(e.from_state) if e.from_state else '∅'} → "
+                      f"{names.state(e.to_state)}")
             self.events.addTopLevelItem(QTreeWidgetItem([fmt_time(e.at), change, e.reason]))
         for c in range(2):
             self.events.resizeColumnToContents(c)

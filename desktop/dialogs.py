@@ -9,6 +9,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -40,8 +41,10 @@ from core import (
     settings_from_dict,
 )
 
+from . import names, palette
 from .browser_panel import BrowserPanel
 from .i18n import LANGUAGES, tr
+from .screen import fit_to_screen, scrolling
 
 
 def _buttons(dlg: QDialog) -> QDialogButtonBox:
@@ -55,7 +58,7 @@ def _buttons(dlg: QDialog) -> QDialogButtonBox:
 def _error_label(parent: QWidget) -> QLabel:
     label = QLabel(parent)
     label.setObjectName("error")
-    label.setStyleSheet("color: #b00020")
+    label.setStyleSheet(palette.error_style())
     label.setWordWrap(True)
     return label
 
@@ -93,15 +96,16 @@ class BumpDialog(QDialog):
 class GateDialog(QDialog):
     """Change a gate's rate and burst."""
 
-    def __init__(self, names: list[str], current: dict[str, tuple[float, float]],
+    def __init__(self, gate_names: list[str], current: dict[str, tuple[float, float]],
                  selected: str = "*", parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle(tr("Gate rate"))
+        self.setWindowTitle(tr("Rate limit"))
         self.name = QComboBox(self)
-        for n in names:
-            self.name.addItem(tr("global") if n == "*" else n, n)
+        for n in gate_names:
+            self.name.addItem(names.gate(n), n)
         self.rate = QDoubleSpinBox(self)
         self.rate.setRange(0.0, 100000)
+        self.rate.setSuffix(tr(" /s"))
         self.rate.setDecimals(2)
         self.burst = QDoubleSpinBox(self)
         self.burst.setRange(0.0, 100000)
@@ -117,7 +121,7 @@ class GateDialog(QDialog):
         self.name.setCurrentIndex(max(0, self.name.findData(selected)))
         fill()
         form = QFormLayout(self)
-        form.addRow(tr("Gate"), self.name)
+        form.addRow(tr("Site"), self.name)
         form.addRow(tr("Requests per second"), self.rate)
         form.addRow(tr("Burst"), self.burst)
         form.addRow(_buttons(self))
@@ -139,14 +143,15 @@ class SubmitDialog(QDialog):
         form_w = QWidget(self)
         form = QFormLayout(form_w)
         self.type = QComboBox(self, editable=True)
-        self.type.addItems(types_)
+        for t in types_:
+            self.type.addItem(names.task_type(t), t)
         self.shop = QComboBox(self)
         self.shop.addItems(shops)
         self.flow = QComboBox(self, editable=True)
-        self.flow.addItems(flows)
-        self.type.currentTextChanged.connect(
-            lambda t: self.flow.setCurrentText(t) if t in flows else None)
-        self.flow.setCurrentText(self.type.currentText())
+        for f in flows:  # shipped flows are named like their task type
+            self.flow.addItem(names.task_type(f), f)
+        self.type.currentTextChanged.connect(lambda _: self._follow_type())
+        self._follow_type()
         self.params = QPlainTextEdit(self)
         self.params.setPlaceholderText('{"page": 1}')
         self.params.setPlainText("{}")
@@ -183,7 +188,25 @@ class SubmitDialog(QDialog):
         lay.addWidget(self.tabs)
         lay.addWidget(self.error)
         lay.addWidget(_buttons(self))
-        self.resize(520, 420)
+        fit_to_screen(self, 560, 460)
+
+    @staticmethod
+    def _code(box: QComboBox) -> str:
+        """The chosen item's code (one typed in: as typed)."""
+        i = box.findText(box.currentText())
+        data = box.itemData(i) if i >= 0 else None
+        return str(data) if data else box.currentText().strip()
+
+    def type_code(self) -> str:
+        return self._code(self.type)
+
+    def flow_code(self) -> str:
+        return self._code(self.flow)
+
+    def _follow_type(self) -> None:
+        i = self.flow.findData(self.type_code())
+        if i >= 0:
+            self.flow.setCurrentIndex(i)
 
     def _browse(self) -> None:
         dlg = QFileDialog(self, tr("Import tasks"), "", tr("Tasks (*.json *.jsonl);;All (*)"))
@@ -207,9 +230,9 @@ class SubmitDialog(QDialog):
             params = json.loads(self.params.toPlainText() or "{}")
         except json.JSONDecodeError as exc:
             raise InvalidInput("params", tr("not JSON: %1", exc.msg)) from None
-        data: dict[str, Any] = {"type": self.type.currentText().strip(),
+        data: dict[str, Any] = {"type": self.type_code(),
                                 "shop": self.shop.currentText(),
-                                "flow": self.flow.currentText().strip() or None,
+                                "flow": self.flow_code() or None,
                                 "params": params}
         if self.priority.text().strip():
             try:
@@ -233,6 +256,7 @@ class SubmitDialog(QDialog):
 # -- settings ---------------------------------------------------------------------------------
 
 _FORM_SECTIONS = ("queue", "priority", "pool", "breakers", "browser", "store")
+"""Sections shown as forms (``browser`` inside the Browser tab, under the browser check)."""
 
 
 def _scalar_kind(annotation: Any) -> str | None:
@@ -276,20 +300,36 @@ class SettingsDialog(QDialog):
             self.language.addItem(tr(name) if key == "system" else name, key)
         self.language.setCurrentIndex(max(0, self.language.findData(language)))
         gform.addRow(tr("Language"), self.language)
-        gform.addRow(tr("Configuration file"), QLabel(path, self))
+        lang_note = QLabel(tr("The language changes at once; \"System\" follows the "
+                              "computer's language."), self)
+        lang_note.setWordWrap(True)
+        gform.addRow("", lang_note)
+        self.sound = QCheckBox(tr("Play a sound when a new ticket opens"), self)
+        self.sound.setObjectName("notify-sound")
+        self.sound.setChecked(bool(QSettings().value("notify/sound", False, type=bool)))
+        gform.addRow(tr("Notifications"), self.sound)
+        path_label = QLabel(path, self)
+        path_label.setWordWrap(True)
+        path_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        gform.addRow(tr("Configuration file"), path_label)
         note = QLabel(tr("Changes to the configuration apply when the console starts again; "
-                         "gate rates and breakers change live from the Gates tab."), self)
+                         "rate limits and breakers change live in the \"Rate limits & "
+                         "breakers\" view."), self)
         note.setWordWrap(True)
         gform.addRow(note)
-        self.tabs.addTab(general, tr("General"))
-        # Which browser ShopFleet drives, with "check again" and "install browser".
+        self.tabs.addTab(scrolling(general), tr("General"))
+        # Which browser ShopFleet drives, with "check again" and "install browser"; the
+        # [browser] fields follow on the same page.
         self.browser_panel = BrowserPanel(settings, parent=self)
-        self.tabs.addTab(self.browser_panel, tr("Browser"))
+        browser_page = QWidget(self)
+        browser_lay = QVBoxLayout(browser_page)
+        browser_lay.addWidget(self.browser_panel)
         self.browser_panel.check()
         for section in _FORM_SECTIONS:
             model = type(getattr(settings, section))
             page = QWidget(self)
             form = QFormLayout(page)
+            form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
             for fname, finfo in model.model_fields.items():
                 kind = _scalar_kind(finfo.annotation)
                 if kind is None:
@@ -317,24 +357,40 @@ class SettingsDialog(QDialog):
                 else:
                     w = QLineEdit(str(value), self)
                 w.setObjectName(key)
-                if finfo.description:
-                    w.setToolTip(finfo.description)
+                label, help_ = names.setting(key)
+                # The raw key (what the configuration file says) only in the tooltip.
+                w.setToolTip(f"{help_}\n[{section}] {fname}" if help_ else
+                             f"[{section}] {fname}")
                 self.widgets[key] = w
-                form.addRow(fname, w)
-            self.tabs.addTab(page, section)
+                form.addRow(label, w)
+                if help_:
+                    hl = QLabel(help_, self)
+                    hl.setWordWrap(True)
+                    hl.setObjectName(f"help-{key}")
+                    hl.setStyleSheet(f"color: {palette.css('muted')}")
+                    form.addRow("", hl)
+            if section == "browser":
+                browser_lay.addWidget(page)
+                browser_lay.addStretch(1)
+                self.tabs.insertTab(1, scrolling(browser_page), names.section("browser"))
+            else:
+                self.tabs.addTab(scrolling(page), names.section(section))
         self.gates = QPlainTextEdit(self)
         self.gates.setObjectName("gates")
         self.gates.setPlainText(gates_toml(data["gates"]))
-        self.tabs.addTab(self.gates, tr("gates (TOML)"))
+        self.tabs.addTab(self.gates, tr("Rate limits (TOML)"))
         self.error = _error_label(self)
         lay = QVBoxLayout(self)
         lay.addWidget(self.tabs)
         lay.addWidget(self.error)
         lay.addWidget(_buttons(self))
-        self.resize(560, 520)
+        fit_to_screen(self, 640, 560)
 
     def chosen_language(self) -> str:
         return str(self.language.currentData())
+
+    def chosen_sound(self) -> bool:
+        return self.sound.isChecked()
 
     def collect(self) -> dict[str, Any]:
         data: dict[str, Any] = self.base.model_dump(by_alias=True)
@@ -368,7 +424,7 @@ class SettingsDialog(QDialog):
             self.error.setText(f"{exc.field}: {exc.reason}")
             bad = self.widgets.get(exc.field)
             if bad is not None:
-                bad.setStyleSheet("border: 1px solid #b00020")
+                bad.setStyleSheet(palette.bad_field_style())
                 for i in range(self.tabs.count()):
                     page = self.tabs.widget(i)
                     if page is not None and page.isAncestorOf(bad):

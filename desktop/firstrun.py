@@ -56,6 +56,7 @@ from core import (
     save_settings,
 )
 
+from . import names, palette
 from .browser_panel import BrowserPanel, Checker, Installer
 from .i18n import tr
 
@@ -166,7 +167,8 @@ class ShopsPage(QWizardPage):
         self.name = QLineEdit(self)
         self.platform = QComboBox(self)
         self.platform.setEditable(True)
-        self.platform.addItems(list(PLATFORMS))
+        for code in PLATFORMS:
+            self.platform.addItem(names.platform(code), code)
         self.base_url = QLineEdit(self)
         self.base_url.setPlaceholderText("https://seller.example.com/shop/1")
         self.username = QLineEdit(self)
@@ -175,7 +177,7 @@ class ShopsPage(QWizardPage):
         self.add_btn = QPushButton(tr("Add shop"), self)
         self.add_btn.clicked.connect(self.add_from_form)
         self.error = QLabel("", self)
-        self.error.setStyleSheet("color: #b00020")
+        self.error.setStyleSheet(palette.error_style())
         self.error.setWordWrap(True)
         self.list = QListWidget(self)
         self.remove_btn = QPushButton(tr("Remove"), self)
@@ -195,7 +197,7 @@ class ShopsPage(QWizardPage):
 
     def add_from_form(self) -> bool:
         """Add the shop in the form to the list; False (and the reason shown) if invalid."""
-        shop = NewShop(self.name.text().strip(), self.platform.currentText().strip(),
+        shop = NewShop(self.name.text().strip(), self.platform_code(),
                        self.base_url.text().strip(), self.username.text().strip(),
                        self.password.text())
         problem = shop_problem(shop, {s.name for s in self.shops})
@@ -208,6 +210,12 @@ class ShopsPage(QWizardPage):
         for w in (self.name, self.base_url, self.username, self.password):
             w.clear()
         return True
+
+    def platform_code(self) -> str:
+        """The chosen platform's code (``pdd``); one typed in as typed."""
+        i = self.platform.findText(self.platform.currentText())
+        data = self.platform.itemData(i) if i >= 0 else None
+        return str(data) if data else self.platform.currentText().strip()
 
     def _remove_selected(self) -> None:
         row = self.list.currentRow()
@@ -238,7 +246,7 @@ class FlowsPage(QWizardPage):
         self.import_btn = QPushButton(tr("Import flow files…"), self)
         self.import_btn.clicked.connect(self._choose)
         self.error = QLabel("", self)
-        self.error.setStyleSheet("color: #b00020")
+        self.error.setStyleSheet(palette.error_style())
         self.error.setWordWrap(True)
         self.list = QListWidget(self)
         lay = QVBoxLayout(self)
@@ -293,7 +301,7 @@ class ReadyPage(QWizardPage):
         self.text = QLabel("", self)
         self.text.setWordWrap(True)
         self.error = QLabel("", self)
-        self.error.setStyleSheet("color: #b00020")
+        self.error.setStyleSheet(palette.error_style())
         self.error.setWordWrap(True)
         lay = QVBoxLayout(self)
         lay.addWidget(self.text)

@@ -34,6 +34,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from core import SORTS, TaskFilter, TaskRow, count_tasks, task_page
 
+from . import names, palette
 from .i18n import tr
 
 T = TypeVar("T")
@@ -72,16 +73,8 @@ class Reader:
 
 
 def fmt_duration(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m {s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h {s % 3600 // 60:02d}m"
-    return f"{s // 86400}d {s % 86400 // 3600}h"
+    """A duration in the console's language (``44m 49s`` / ``44分49秒``)."""
+    return names.duration(seconds)
 
 
 def fmt_time(ts: float | None) -> str:
@@ -470,13 +463,13 @@ def worker_state_color(row: Any) -> QColor | None:
     """A lost worker (stopped heartbeating) in red, a stopped one greyed."""
     state = getattr(row, "state", "")
     if state == "lost":
-        return QColor("#b00020")
+        return palette.signal("error")
     if state == "stopped":
-        return QColor("#808080")
+        return palette.signal("muted")
     return None
 
 
 def hard_aged_color(row: TaskRow) -> QColor | None:
     if getattr(row, "hard_aged", False):
-        return QColor("#b35900")
+        return palette.signal("warning")
     return None

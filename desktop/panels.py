@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QModelIndex, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QModelIndex, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -20,8 +20,39 @@ from PySide6.QtWidgets import (
 
 from core import FilterChoices, TaskFilter
 
-from .i18n import tr
+from . import names
+from .i18n import QT_TR_NOOP, tr
 from .models import ID_ROLE, ROW_ROLE, FilterProxy, KeyedTableModel, TaskTableModel
+
+EMPTY: dict[str, str] = {
+    "pending": QT_TR_NOOP("No task is waiting. Submit tasks with Tasks → Submit… (%1), or "
+                          "import a JSON file there."),
+    "in_flight": QT_TR_NOOP("Nothing is running. Tasks start here as soon as a browser and "
+                            "the site's rate limit allow; pending tasks are under Pending."),
+    "suspended": QT_TR_NOOP("No task is suspended. A running task lands here when more "
+                            "urgent work preempts it; it resumes by itself."),
+    "quarantine": QT_TR_NOOP("Quarantine is empty. Tasks that failed every attempt come here; "
+                             "release them once the cause is fixed."),
+    "tickets": QT_TR_NOOP("No ticket is open: nothing needs a person. A ticket appears here "
+                          "(and in the tray) when a task needs you."),
+    "history": QT_TR_NOOP("No task has finished yet. Finished, failed and cancelled tasks are "
+                          "listed here."),
+    "shops": QT_TR_NOOP("No shops yet. Add one with the command line: shopfleet shop add NAME "
+                        "--platform pdd --url https://…"),
+    "gates": QT_TR_NOOP("No rate limit has been used yet. Each site gets one when its first "
+                        "task runs; change it with Shops → Rate limit… (%1)."),
+    "breakers": QT_TR_NOOP("No breaker yet: each site gets one when its tasks run."),
+    "kb": QT_TR_NOOP("The knowledge base is empty. Every ticket you answer is kept here, and "
+                     "shown when the same failure comes back."),
+    "rules": QT_TR_NOOP("No rules. Tick \"Make this a rule\" when answering a ticket to "
+                        "answer such failures by themselves."),
+    "workers": QT_TR_NOOP("Only this console works on this queue. Other computers appear here "
+                          "when they run: shopfleet worker"),
+}
+"""What to do next, shown over an empty table (fresh console)."""
+
+EMPTY_KEYS = {"pending": "submit", "gates": "gate_rate"}
+"""Empty-state texts whose %1 is an action's shortcut."""
 
 
 class TablePanel(QWidget):
@@ -36,6 +67,8 @@ class TablePanel(QWidget):
     """A row id was double-clicked or Enter was pressed."""
     context_requested = Signal(object)
     """A context menu was asked for at this global position."""
+    focused = Signal()
+    """The table got the keyboard focus or was clicked (views of two tables follow it)."""
 
     def __init__(self, name: str, model: KeyedTableModel, *, filters: bool = True,
                  parent: QWidget | None = None) -> None:
@@ -65,6 +98,19 @@ class TablePanel(QWidget):
         self.view.customContextMenuRequested.connect(
             lambda pos: self.context_requested.emit(self.view.viewport().mapToGlobal(pos)))
         self.view.doubleClicked.connect(self._double_clicked)
+        self.view.installEventFilter(self)
+        self.view.viewport().installEventFilter(self)
+        self.empty = QLabel(self)
+        self.empty.setObjectName(f"empty-{name}")
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setMargin(16)
+        self.empty.hide()
+        self.shortcut_text = ""
+        model.rowsInserted.connect(self._show_empty)
+        model.rowsRemoved.connect(self._show_empty)
+        model.modelReset.connect(self._show_empty)
+        model.layoutChanged.connect(self._show_empty)
         header = self.view.horizontalHeader()
         if self.is_task_model:
             assert isinstance(model, TaskTableModel)
@@ -83,7 +129,10 @@ class TablePanel(QWidget):
         self.platform = QComboBox(self)
         self.type = QComboBox(self)
         for box in (self.shop, self.platform, self.type):
-            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            # Narrow by default (the text filter keeps room at 1024 px); the list opens wide.
+            box.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(7)
             box.currentIndexChanged.connect(self._filter_changed)
         self.text = QLineEdit(self)
         self.text.setClearButtonEnabled(True)
@@ -98,6 +147,7 @@ class TablePanel(QWidget):
         for label, box in zip(self._labels, (self.shop, self.platform, self.type), strict=True):
             bar.addWidget(label)
             bar.addWidget(box)
+        self.text.setMinimumWidth(160)
         bar.addWidget(self.text, 1)
         bar.addWidget(self.count)
         lay = QVBoxLayout(self)
@@ -106,6 +156,7 @@ class TablePanel(QWidget):
         self._bar.setLayout(bar)
         self._bar.setVisible(filters)
         lay.addWidget(self._bar)
+        lay.addWidget(self.empty)
         lay.addWidget(self.view, 1)
         if isinstance(model, TaskTableModel):
             model.total_changed.connect(self._show_total)
@@ -124,9 +175,39 @@ class TablePanel(QWidget):
         self.model.retranslate()
         if isinstance(self.model, TaskTableModel):
             self._show_total(self.model.total, self.model.total_exact)
+        for box, namer in ((self.platform, names.platform), (self.type, names.task_type)):
+            for i in range(1, box.count()):
+                box.setItemText(i, namer(str(box.itemData(i))))
+        self._show_empty()
 
     def _show_total(self, n: int, exact: bool) -> None:
         self.count.setText(tr("%1 tasks", f"{n:,}") if exact else tr("over %1 tasks", f"{n:,}"))
+
+    def _show_empty(self, *_: object) -> None:
+        """Over an empty table, say what to do next (not while a filter hides rows)."""
+        text = EMPTY.get(self.name)
+        filtered = self.current_filter() != TaskFilter()
+        show = text is not None and self.model.rowCount() == 0 and not filtered
+        if show and text is not None:
+            self.empty.setText(tr(text, self.shortcut_text))
+        self.empty.setVisible(show)
+
+    def focus_filter(self) -> None:
+        """Put the cursor in the filter (Ctrl+F)."""
+        if self._bar.isVisible():
+            self.text.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            self.text.selectAll()
+        else:
+            self.view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if event.type() in (QEvent.Type.FocusIn, QEvent.Type.MouseButtonPress):
+            self.focused.emit()
+        return super().eventFilter(obj, event)
+
+    def row_at_view(self, i: int) -> Any:
+        """The row snapshot shown at row ``i`` of the view (in its sort order)."""
+        return self.view.model().index(i, 0).data(ROW_ROLE)
 
     # -- filters
     def set_choices(self, choices: FilterChoices) -> None:
@@ -136,11 +217,17 @@ class TablePanel(QWidget):
             box.blockSignals(True)
             box.clear()
             box.addItem(tr("all"), "")
+            namer = {id(self.platform): names.platform, id(self.type): names.task_type}.get(
+                id(box), str)
             for v in values:
-                box.addItem(v, v)
+                box.addItem(namer(v), v)
             i = box.findData(current) if current else 0
             box.setCurrentIndex(max(0, i))
             box.blockSignals(False)
+        if self._saved_filter:
+            self._apply_saved_choices()
+            self._saved_filter = None
+            self._filter_changed()
 
     def current_filter(self) -> TaskFilter:
         return TaskFilter(shop=self.shop.currentData() or "",
@@ -153,6 +240,7 @@ class TablePanel(QWidget):
             self.proxy.set_filter(flt)
         elif isinstance(self.model, TaskTableModel):
             self.model.set_filter(flt)
+        self._show_empty()
 
     def _sort_changed(self, column: int, order: Qt.SortOrder) -> None:
         assert isinstance(self.model, TaskTableModel)
@@ -193,7 +281,9 @@ class TablePanel(QWidget):
             if self.proxy is not None:
                 idx = self.proxy.mapFromSource(idx)
             sm.select(idx, sm.SelectionFlag.Select | sm.SelectionFlag.Rows)
-            self.view.setCurrentIndex(idx)
+            # Not view.setCurrentIndex: it re-selects by the keyboard's modifiers (clearing
+            # the rows selected before, or toggling this one off with Ctrl held).
+            sm.setCurrentIndex(idx, sm.SelectionFlag.NoUpdate)
 
     def _selection_changed(self, *_: object) -> None:
         self.selection_changed.emit(self.selected_ids())
@@ -205,7 +295,13 @@ class TablePanel(QWidget):
 
     # -- layout memory
     def save_state(self, settings: QSettings) -> None:
-        settings.setValue(f"columns/{self.name}", self.view.horizontalHeader().saveState())
+        """Column widths and order, the sort and the filters (restored at the next start)."""
+        header = self.view.horizontalHeader()
+        settings.setValue(f"columns/{self.name}", header.saveState())
+        settings.setValue(f"sort/{self.name}", [header.sortIndicatorSection(),
+                                                header.sortIndicatorOrder().value])
+        f = self.current_filter()
+        settings.setValue(f"filters/{self.name}", [f.shop, f.platform, f.type, f.text])
 
     def restore_state(self, settings: QSettings) -> None:
         state = settings.value(f"columns/{self.name}")
@@ -214,3 +310,31 @@ class TablePanel(QWidget):
             if self.is_task_model:
                 self.view.horizontalHeader().setSectionResizeMode(
                     QHeaderView.ResizeMode.Interactive)
+        sort = settings.value(f"sort/{self.name}")
+        if isinstance(sort, list) and len(sort) == 2:
+            try:
+                col, order = int(sort[0]), Qt.SortOrder(int(sort[1]))
+            except (TypeError, ValueError):
+                col, order = -1, Qt.SortOrder.AscendingOrder
+            if 0 <= col < len(self.model.columns) and (
+                    not self.is_task_model or self.model.columns[col].sort is not None):
+                self.view.sortByColumn(col, order)
+        flt = settings.value(f"filters/{self.name}")
+        if isinstance(flt, list) and len(flt) == 4:
+            self._saved_filter = [str(x) for x in flt]
+            self.text.setText(self._saved_filter[3])
+            self._apply_saved_choices()
+            self._filter_changed()
+
+    _saved_filter: list[str] | None = None
+
+    def _apply_saved_choices(self) -> None:
+        """Select the remembered shop/platform/type once the choices are loaded."""
+        if not self._saved_filter:
+            return
+        for box, value in zip((self.shop, self.platform, self.type), self._saved_filter[:3],
+                              strict=True):
+            if value and box.findData(value) >= 0:
+                box.blockSignals(True)
+                box.setCurrentIndex(box.findData(value))
+                box.blockSignals(False)

@@ -34,8 +34,10 @@ from PySide6.QtWidgets import (
 
 from core import KbAnswer, Ticket, read_json_file, read_text_file
 
+from . import names, palette
 from .i18n import QT_TR_NOOP, tr
 from .models import fmt_duration, fmt_time
+from .screen import fit_to_screen
 from .tickets import ACTIONS, TicketReads
 
 ACTION_HELP = {
@@ -43,7 +45,7 @@ ACTION_HELP = {
     "resume": QT_TR_NOOP("Resume: continue from the failed step"),
     "skip": QT_TR_NOOP("Skip: mark the failed step done and continue"),
     "done": QT_TR_NOOP("Done: I finished it by hand"),
-    "cancel": QT_TR_NOOP("Cancel: drop the task"),
+    "cancel": QT_TR_NOOP("Cancel the task: drop it, do not run it again"),
 }
 
 
@@ -127,25 +129,45 @@ class ZoomView(QGraphicsView):
 
 
 class TicketDialog(QDialog):
-    """Shows a ticket; ``answered(ticket_id, action, note, make_rule)`` on OK."""
+    """Shows a ticket; ``answered(ticket_id, action, note, make_rule)`` on OK.
+
+    With ``others`` (more selected tickets) the one answer goes to all of them: the window
+    answers each (bulk answer); the dialog shows the first and says how many.
+    """
 
     answered = Signal(int, str, str, bool)
 
-    def __init__(self, bundle: TicketBundle, parent: QWidget | None = None) -> None:
+    def __init__(self, bundle: TicketBundle, parent: QWidget | None = None, *,
+                 others: int = 0) -> None:
         super().__init__(parent)
         t = bundle.ticket
         self.ticket = t
+        self.others = others
         self.setObjectName("ticket-dialog")
         self.setWindowTitle(tr("Ticket #%1 — task #%2", t.id, t.task_id))
+        self.setSizeGripEnabled(True)
         head = QLabel(self)
+        head.setObjectName("ticket-head")
         head.setWordWrap(True)
         head.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        step = (f"{tr('step')} {(t.step + 1) if t.step is not None else '?'} {t.step_name}"
+                .strip())
         head.setText(
-            f"<b>{t.shop}</b> ({t.platform}) · {t.task_type} · {tr('step')} "
-            f"{(t.step + 1) if t.step is not None else '?'} {t.step_name} · "
-            f"{tr('open for')} {fmt_duration(_age(t))}<br>"
-            f"<span style='color:#a00'><b>{t.error_class}</b>: {t.error}</span><br>"
-            f"<small>{tr('signature')}: {t.signature}</small>")
+            f"<b>{t.shop}</b> ({names.platform(t.platform)}) · {names.task_type(t.task_type)}"
+            f" · {step} · {tr('open for')} {fmt_duration(_age(t))}<br>"
+            f"<span style='color:{palette.css('error')}'><b>"
+            f"{names.error_headline(t.error_class)}</b></span>"
+            + ("<br><b>" + tr("The same answer goes to %1 more selected ticket(s).", others)
+               + "</b>" if others else ""))
+        # The technical detail stays untranslated, one click away.
+        self.details = QPlainTextEdit(f"{t.error_class}: {t.error}\n{tr('signature')}: "
+                                      f"{t.signature}", self, readOnly=True)
+        self.details.setObjectName("ticket-details")
+        self.details.setMaximumHeight(90)
+        self.details.hide()
+        self.details_btn = QPushButton(tr("Show technical details"), self)
+        self.details_btn.setCheckable(True)
+        self.details_btn.toggled.connect(self._toggle_details)
         self.shot = ZoomView(self)
         self.shot.setObjectName("ticket-screenshot")
         self.shot.set_image(bundle.screenshot)
@@ -172,7 +194,7 @@ class TicketDialog(QDialog):
         for s in bundle.steps:
             self.steps.addTopLevelItem(QTreeWidgetItem([
                 str(s.get("index", "")), str(s.get("action", "")), str(s.get("name", "")),
-                str(s.get("status", "")), str(s.get("duration_ms", "")),
+                names.state(str(s.get("status", ""))), str(s.get("duration_ms", "")),
                 str(s.get("error", "") or "")]))
         self.answers = QTreeWidget(self)
         self.answers.setObjectName("ticket-answers")
@@ -180,7 +202,7 @@ class TicketDialog(QDialog):
         self.answers.setHeaderLabels([tr("When"), tr("Answer"), tr("Note"), tr("Ticket")])
         for a in bundle.answers:
             self.answers.addTopLevelItem(QTreeWidgetItem([
-                fmt_time(a.at), tr(a.action), a.note, f"#{a.ticket_id}"]))
+                fmt_time(a.at), names.answer(a.action), a.note, f"#{a.ticket_id}"]))
         tabs = QTabWidget(self)
         tabs.addTab(shot_w, tr("Screenshot"))
         tabs.addTab(self.dom, tr("Page (redacted)"))
@@ -211,9 +233,16 @@ class TicketDialog(QDialog):
                                       "without a ticket"), self)
         self.make_rule.setObjectName("answer-rule")
         al.addWidget(self.make_rule)
-        box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
-                               | QDialogButtonBox.StandardButton.Cancel, self)
-        box.button(QDialogButtonBox.StandardButton.Ok).setText(tr("Answer"))
+        # Not OK/Cancel: "Cancel" is also an answer (cancel the task). The buttons say
+        # what they do: send the answer, or close the dialog leaving the ticket open.
+        box = QDialogButtonBox(self)
+        self.send_btn = box.addButton(
+            tr("Send answer") if not others else tr("Send answer to %1 tickets", others + 1),
+            QDialogButtonBox.ButtonRole.AcceptRole)
+        self.send_btn.setObjectName("answer-send")
+        self.close_btn = box.addButton(tr("Close (leave the ticket open)"),
+                                       QDialogButtonBox.ButtonRole.RejectRole)
+        self.close_btn.setObjectName("answer-close")
         box.accepted.connect(self.accept)
         box.rejected.connect(self.reject)
         al.addWidget(box)
@@ -223,11 +252,20 @@ class TicketDialog(QDialog):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
         lay = QVBoxLayout(self)
-        lay.addWidget(head)
+        top = QHBoxLayout()
+        top.addWidget(head, 1)
+        top.addWidget(self.details_btn, 0, Qt.AlignmentFlag.AlignTop)
+        lay.addLayout(top)
+        lay.addWidget(self.details)
         lay.addWidget(split, 1)
         for p in bundle.problems:
             lay.addWidget(QLabel(p, self))
-        self.resize(1100, 700)
+        fit_to_screen(self, 1100, 700)
+
+    def _toggle_details(self, on: bool) -> None:
+        self.details.setVisible(on)
+        self.details_btn.setText(tr("Hide technical details") if on
+                                 else tr("Show technical details"))
 
     def action(self) -> str:
         for name, rb in self.buttons.items():

@@ -18,20 +18,30 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QIcon
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QGuiApplication,
+    QIcon,
+    QPainter,
+    QPixmap,
+)
 from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
     QLabel,
     QMainWindow,
     QMenu,
     QMessageBox,
     QSplitter,
     QSystemTrayIcon,
-    QTabWidget,
     QToolBar,
     QWidget,
 )
@@ -41,17 +51,22 @@ from core import (
     EngineHost,
     EngineStatistics,
     TicketOpened,
+    all_paused,
+    pause_all,
     resources_dir,
     task_detail,
+    task_page,
 )
 
 from . import action_table as A
 from . import columns as C
+from . import names, palette
 from .actions import ActionRunner, ErrorPresenter
 from .bridge import EngineBridge
 from .context import ConsoleContext
 from .dashboard import Dashboard
 from .detail import DetailPane
+from .export import Table, table_of, to_tsv, write_table
 from .i18n import tr
 from .inflight import InFlightRow
 from .models import (
@@ -62,7 +77,8 @@ from .models import (
     hard_aged_color,
     worker_state_color,
 )
-from .panels import TablePanel
+from .navigation import Navigation
+from .panels import EMPTY_KEYS, TablePanel
 from .tickets import TicketReads
 from .window_commands import CommandsMixin
 from .window_refresh import RefreshMixin
@@ -70,6 +86,13 @@ from .window_refresh import RefreshMixin
 log = logging.getLogger(__name__)
 
 TASK_PANELS = A.TASK_PANELS
+DETAIL_VIEWS = (*TASK_PANELS, "tickets")
+"""Views whose selection shows a task in the detail pane (elsewhere the pane is hidden)."""
+VIEW_TABLES: dict[str, tuple[str, ...]] = {"gates": ("gates", "breakers"), "kb": ("kb", "rules"),
+                                           "dashboard": ()}
+"""The tables of a view (default: the one named like the view)."""
+EXPORT_LIMIT = 1_000_000
+"""Most rows an export writes (a spreadsheet holds 1,048,576)."""
 
 
 class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
@@ -95,6 +118,8 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self.notifications: list[str] = []
         self.last_confirm: QMessageBox | None = None
         self.dialog: QWidget | None = None
+        self.last_export: asyncio.Task[None] | None = None
+        self.beeps = 0
         self._closing = False
         self._closed = False
         self._shutdown_task: asyncio.Future[None] | None = None
@@ -108,6 +133,9 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self._local_running: list[InFlightRow] = []
         self._remote_running: list[InFlightRow] = []
         self._flows: list[str] = []
+        self._focus_table: dict[str, str] = {}
+        self._open_tickets = -1
+        self._detail_wanted = True
 
         # -- models
         store, reader = self.store, self.reader
@@ -134,57 +162,63 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             panel.selection_changed.connect(lambda ids, n=name: self._selected(n, ids))
             panel.context_requested.connect(lambda pos, n=name: self._context_menu(n, pos))
             panel.activated.connect(lambda key, n=name: self._activated(n, key))
+            panel.focused.connect(lambda n=name: self._table_focused(n))
+            if hasattr(model, "loaded"):
+                model.loaded.connect(self._update_titles)
             self.panels[name] = panel
 
-        # -- layout
-        self.tabs = QTabWidget(self)
-        self.tabs.setObjectName("tabs")
+        # -- layout: the side list of views | the view | the task's detail
+        self.nav = Navigation(A.VIEWS, self)
         self.dashboard = Dashboard(self)
-        self._tab_keys: list[str] = []
-
-        def add(key: str, w: QWidget) -> None:
-            self.tabs.addTab(w, "")
-            self._tab_keys.append(key)
-
         for name in ("pending", "in_flight", "suspended", "quarantine", "tickets", "history",
                      "shops", "workers"):
-            add(name, self.panels[name])
+            self.nav.add_page(name, self.panels[name])
         gb = QSplitter(Qt.Orientation.Vertical, self)
         gb.addWidget(self.panels["gates"])
         gb.addWidget(self.panels["breakers"])
-        add("gates", gb)
+        self.nav.add_page("gates", gb)
         kb = QSplitter(Qt.Orientation.Vertical, self)
         kb.addWidget(self.panels["kb"])
         kb.addWidget(self.panels["rules"])
-        add("kb", kb)
-        add("dashboard", self.dashboard)
-        self.tabs.currentChanged.connect(self._tab_changed)
+        self.nav.add_page("kb", kb)
+        self.nav.add_page("dashboard", self.dashboard)
+        self.nav.current_changed.connect(self._tab_changed)
         self.detail = DetailPane(self)
         self.split = QSplitter(Qt.Orientation.Horizontal, self)
         self.split.setObjectName("main-split")
-        self.split.addWidget(self.tabs)
+        self.split.addWidget(self.nav)
+        self.split.addWidget(self.nav.stack)
         self.split.addWidget(self.detail)
-        self.split.setStretchFactor(0, 3)
-        self.split.setStretchFactor(1, 2)
+        self.split.setStretchFactor(0, 0)
+        self.split.setStretchFactor(1, 3)
+        self.split.setStretchFactor(2, 2)
+        self.split.setCollapsible(1, False)
         self.setCentralWidget(self.split)
 
-        # -- actions, toolbar, menus, status bar, tray
+        # -- actions (one registry), menu bar, toolbar, status bar, tray
         self.acts: dict[str, QAction] = {}
+        self.menus: dict[str, QMenu] = {}
         self._make_actions()
         self.toolbar = QToolBar(self)
         self.toolbar.setObjectName("toolbar")
         self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        for key in A.TOOLBAR:
-            if key is None:
-                self.toolbar.addSeparator()
-            else:
-                self.toolbar.addAction(self.acts[key])
+        last_menu = None
+        for spec in sorted((a for a in A.ACTIONS if a.toolbar),
+                           key=lambda a: A.TOOLBAR_SECTIONS.index(a.menu)
+                           if a.menu in A.TOOLBAR_SECTIONS else 99):
+            if spec.toolbar:
+                if last_menu is not None and spec.menu != last_menu:
+                    self.toolbar.addSeparator()
+                self.toolbar.addAction(self.acts[spec.id])
+                last_menu = spec.menu
         self.addToolBar(self.toolbar)
+        for name, key in EMPTY_KEYS.items():
+            seq = self.acts[key].shortcut()
+            self.panels[name].shortcut_text = seq.toString(seq.SequenceFormat.NativeText)
         self.status_counts = QLabel(self)
         self.status_counts.setObjectName("status-counts")
         self.status_alert = QLabel(self)
         self.status_alert.setObjectName("status-alert")
-        self.status_alert.setStyleSheet("color: #b00020; font-weight: bold")
         self.status_engine = QLabel(self)
         self.status_store = QLabel(self)
         self.status_store.setObjectName("status-store")
@@ -193,10 +227,18 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self.statusBar().addPermanentWidget(self.status_counts)
         self.statusBar().addPermanentWidget(self.status_engine)
         self.tray: QSystemTrayIcon | None = None
+        self.tray_menu = QMenu(self)
+        self.tray_menu.setObjectName("tray-menu")
+        self.tray_show = self.tray_menu.addAction("", self._bring_to_front)
+        self.tray_menu.addAction(self.acts["pause_all"])
+        self.tray_menu.addSeparator()
+        self.tray_menu.addAction(self.acts["quit"])
         if QSystemTrayIcon.isSystemTrayAvailable():
             self.tray = QSystemTrayIcon(app_icon(), self)
-            self.tray.activated.connect(self._bring_to_front)
+            self.tray.setContextMenu(self.tray_menu)
+            self.tray.activated.connect(self._tray_activated)
             self.tray.show()
+        self._apply_palette()
 
         # -- timers: refresh what is stale and visible; poll the engine each second
         self.refresh_timer = QTimer(self, interval=250)
@@ -204,8 +246,8 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self.poll_timer = QTimer(self, interval=1000)
         self.poll_timer.timeout.connect(self._poll)
         self.retranslate()
-        self._update_actions()
         self._restore_layout()
+        self._update_actions()
         if ctx.host is not None:
             self.attach_engine(ctx.host)
         self.refresh_timer.start()
@@ -236,14 +278,25 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
     def _bring_to_front(self, *_: object) -> None:
         self.showNormal()
         self.raise_()
+        self.activateWindow()
+
+    def _tray_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason != QSystemTrayIcon.ActivationReason.Context:
+            self._bring_to_front()
 
     def _breaker_tripped(self, event: BreakerChanged) -> None:
-        self.notify(tr("Breaker open"), tr("%1: %2", event.name, event.reason))
+        if event.state == "open":
+            self.notify(tr("Breaker tripped"), tr("%1: %2", names.breaker(event.name),
+                                                  event.reason))
 
     def _ticket_opened(self, event: TicketOpened) -> None:
         self._mark(("tickets",))
-        self.notify(tr("New ticket"), tr("Task #%1 (%2) needs a person: %3",
-                                         event.task_id, event.shop, event.error))
+        self.notify(tr("New ticket"), tr("Task #%1 (%2) needs a person: %3", event.task_id,
+                                         event.shop, names.error_headline(
+                                             getattr(event, "error_class", "")) or event.error))
+        if QSettings().value("notify/sound", False, type=bool):
+            self.beeps += 1
+            QApplication.beep()
 
     def notify(self, title: str, message: str) -> None:
         """A desktop notification (tray balloon) and a line in the status bar."""
@@ -255,13 +308,13 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
     def status_message(self, text: str) -> None:
         self.statusBar().showMessage(text, 8000)
 
-    # -- tabs and text -------------------------------------------------------------------
+    # -- views and text ------------------------------------------------------------------
 
     def _tab_title(self, key: str) -> str:
         title = A.tab_names()[key]
         m = self.models.get(key)
         if isinstance(m, TaskTableModel) and key != "history":
-            title += f" ({m.total:,})"
+            title += f" ({names.count(m.total)})"
         elif key in ("in_flight", "tickets"):
             title += f" ({self.models[key].rowCount()})"
         elif key == "workers":
@@ -273,70 +326,263 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         return title
 
     def _update_titles(self) -> None:
-        for i, key in enumerate(self._tab_keys):
-            self.tabs.setTabText(i, self._tab_title(key).replace("&", "&&"))
+        for key in self.nav.keys:
+            self.nav.set_title(key, self._tab_title(key))
+        self._update_badge()
+
+    def view_title(self, key: str) -> str:
+        """The side list's text for a view (with its count)."""
+        return self.nav.title(key)
 
     def retranslate(self) -> None:
         self.setWindowTitle(tr("ShopFleet console") + self.ctx.title_suffix)
         self._show_store()
+        self.nav.retranslate()
         self._update_titles()
-        texts = A.texts()
-        for key, act in self.acts.items():
-            text, tip = texts[key]
-            act.setText(text)
-            act.setToolTip(f"{tip} ({act.shortcut().toString()})" if not act.shortcut().isEmpty()
-                           else tip)
+        for spec in A.all_actions():
+            act = self.acts[spec.id]
+            act.setText(tr(spec.text))
+            tip = tr(spec.tip)
+            seq = act.shortcut().toString(act.shortcut().SequenceFormat.NativeText)
+            act.setToolTip(f"{tip} ({seq})" if seq else tip)
+            act.setStatusTip(tip)
+        self._show_pause_state()
+        for key, title in A.MENUS:
+            self.menus[key].setTitle(tr(title))
+        if hasattr(self, "toolbar"):
+            self.toolbar.setWindowTitle(tr("Toolbar"))
+        self.tray_show.setText(tr("Show ShopFleet"))
         for p in self.panels.values():
             p.retranslate()
         self.detail.retranslate()
+        self.dashboard.retranslate()
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:
             self.retranslate()
+        elif event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._apply_palette()
         super().changeEvent(event)
 
-    def _tab_changed(self, _: int) -> None:
+    def _apply_palette(self) -> None:
+        """Colours from the palette module (light or dark scheme)."""
+        self.status_alert.setStyleSheet(f"{palette.error_style()}; font-weight: bold")
+        self.dashboard.apply_palette()
+        for m in self.models.values():
+            m.retranslate()  # headers; rows repaint with the new highlight colours
+        self._update_badge(force=True)
+
+    def _tab_changed(self, key: str) -> None:
         for name in self._visible_models():
             m = self.models.get(name)
             if isinstance(m, TaskTableModel | ListTableModel):
                 m.mark_stale()
-        if self.tabs.currentWidget() is self.dashboard:
+        if key == "dashboard":
             self._history_next = 0.0
+            self.dashboard.redraw()
+        act = self.acts.get(f"view_{key}")
+        if act is not None:
+            act.setChecked(True)
+        self.detail.setVisible(key in DETAIL_VIEWS and self._detail_wanted)
+        self.acts["toggle_detail"].setEnabled(key in DETAIL_VIEWS)
+        self.acts["toggle_detail"].setChecked(self._detail_wanted)
         self._update_actions()
 
     # -- actions ------------------------------------------------------------------------
 
     def _make_actions(self) -> None:
-        keys = A.shortcuts()
-        handlers: dict[str, Callable[[], None]] = {
-            "submit": self.submit_tasks, "bump": self.bump_selected,
-            "preempt": self.preempt_selected, "cancel": self.cancel_selected,
-            "retry": self.retry_selected, "release": self.release_selected,
-            "answer": self.answer_selected,
-            "pause_shop": lambda: self.pause_shops(True),
-            "resume_shop": lambda: self.pause_shops(False),
-            "pause_domain": lambda: self.pause_domains(True),
-            "resume_domain": lambda: self.pause_domains(False),
-            "gate_rate": self.change_gate, "breaker_open": lambda: self.set_breakers("open"),
-            "breaker_close": lambda: self.set_breakers("closed"),
-            "settings": self.open_settings, "refresh": self.refresh_all,
-        }
-        for key, seq in keys.items():
+        bar = self.menuBar()
+        for key, _ in A.MENUS:
+            menu = bar.addMenu("")
+            menu.setObjectName(f"menu-{key}")
+            self.menus[key] = menu
+        views = QActionGroup(self)
+        views.setExclusive(True)
+        last_section: dict[str, int] = {}
+        for spec in A.all_actions():
             act = QAction(self)
-            act.setObjectName(f"act-{key}")
+            act.setObjectName(f"act-{spec.id}")
+            seq = spec.shortcut()
             if not seq.isEmpty():
                 act.setShortcut(seq)
             act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-            act.triggered.connect(lambda *_, h=handlers[key]: h())
-            self.acts[key] = act
+            act.setCheckable(spec.checkable)
+            act.triggered.connect(lambda *_, h=spec.handler: h(self))
+            if spec.id.startswith("view_"):
+                views.addAction(act)
+            self.acts[spec.id] = act
             self.addAction(act)
+            menu = self.menus[spec.menu]
+            if spec.menu in last_section and last_section[spec.menu] != spec.section:
+                menu.addSeparator()
+            last_section[spec.menu] = spec.section
+            menu.addAction(act)
 
     def current_key(self) -> str:
-        i = self.tabs.currentIndex()
-        return self._tab_keys[i] if i >= 0 else ""
+        return self.nav.current_key()
 
     def show_tab(self, key: str) -> None:
-        self.tabs.setCurrentIndex(self._tab_keys.index(key))
+        """Show a view (``pending``, ``tickets``, ``dashboard``…)."""
+        self.nav.show_key(key)
+
+    def step_view(self, delta: int) -> None:
+        self.nav.step(delta)
+
+    def toggle_detail(self) -> None:
+        self._detail_wanted = not self._detail_wanted
+        self.detail.setVisible(self.current_key() in DETAIL_VIEWS and self._detail_wanted)
+        self.acts["toggle_detail"].setChecked(self._detail_wanted)
+
+    def current_panel(self) -> TablePanel | None:
+        """The table the operator works in: the view's, or in a view of two tables the one
+        last clicked."""
+        key = self.current_key()
+        tables = VIEW_TABLES.get(key, (key,))
+        if not tables:
+            return None
+        name = self._focus_table.get(key)
+        return self.panels.get(name if name in tables else tables[0])
+
+    def _table_focused(self, name: str) -> None:
+        key = self.current_key()
+        if name in VIEW_TABLES.get(key, (key,)):
+            self._focus_table[key] = name
+            self._update_actions()
+
+    def focus_filter(self) -> None:
+        p = self.current_panel()
+        if p is not None:
+            p.focus_filter()
+
+    def select_all(self) -> None:
+        p = self.current_panel()
+        if p is not None:
+            p.view.selectAll()
+
+    def _table_now(self, panel: TablePanel, rows: list[Any]) -> Table:
+        cols = panel.model.columns
+        return table_of(cols, rows, [tr(c.title) for c in cols])
+
+    def copy_selection(self) -> None:
+        """The selected rows (with the header) as tab-separated text on the clipboard."""
+        p = self.current_panel()
+        if p is None:
+            return
+        rows = p.selected_rows()
+        if not rows:
+            return
+        QGuiApplication.clipboard().setText(to_tsv(self._table_now(p, rows)))
+        self.status_message(tr("Copied %1", names.rows(len(rows))))
+
+    def export_dialog(self, *, selected_only: bool) -> None:
+        p = self.current_panel()
+        if p is None:
+            return
+        name = A.tab_names().get(p.name, p.name) if p.name in A.VIEW_NAMES else p.name
+        dlg = QFileDialog(self, tr("Export table"), str(Path.home() / f"{name}.xlsx"))
+        dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dlg.setNameFilters([tr("Excel workbook (*.xlsx)"), tr("CSV, UTF-8 (*.csv)")])
+        dlg.setOption(QFileDialog.Option.DontUseNativeDialog, False)
+
+        def chosen(path: str) -> None:
+            f = Path(path)
+            if f.suffix.lower() not in (".xlsx", ".csv"):
+                f = f.with_suffix(".csv" if "csv" in dlg.selectedNameFilter().lower()
+                                  else ".xlsx")
+            self.export_to(f, selected_only=selected_only)
+
+        dlg.fileSelected.connect(chosen)
+        self.dialog = dlg
+        dlg.open()
+
+    def export_to(self, path: Path, *, selected_only: bool,
+                  panel: TablePanel | None = None) -> asyncio.Task[None]:
+        """Write the current table (every row the filter lets through, not just the ones
+        loaded) or its selected rows to ``path`` (CSV or XLSX by suffix), off the GUI
+        thread. Returns the task (tests await it)."""
+        p = panel or self.current_panel()
+        assert p is not None
+        selected = p.selected_rows() if selected_only else None
+        model = p.model
+
+        async def go() -> int:
+            if selected is not None:
+                rows = [r for r in selected if r is not None]
+            elif isinstance(model, TaskTableModel):
+                rows = await self.reader(_all_task_rows, self.store, model.view, model.flt,
+                                         model.sort_name, model.descending)
+            else:
+                rows = [p.row_at_view(i) for i in range(p.view.model().rowCount())]
+            table = self._table_now(p, rows)
+            await self.reader(write_table, path, table)
+            return len(table[1])
+
+        task = self.runner.run(tr("Export"), go, then=lambda n: self.status_message(
+            tr("Exported %1 to %2", names.rows(n), path)))
+        self.last_export = task
+        return task
+
+    def toggle_pause_all(self) -> None:
+        paused = not (self.stats is not None and all_paused(self.stats))
+        # The switch shows the engine's state (read each second), not the click.
+        self.acts["pause_all"].setChecked(not paused)
+        self.runner.command(tr("Pause all") if paused else tr("Resume all"),
+                            lambda e: pause_all(e, paused))
+
+    def _show_pause_state(self) -> None:
+        on = self.stats is not None and all_paused(self.stats)
+        act = self.acts["pause_all"]
+        act.setChecked(on)
+        act.setText(tr("Resume all") if on else tr("Pause all"))
+
+    def set_rules_enabled(self, enabled: bool) -> None:
+        from . import operations as ops
+
+        ids = [int(str(x)) for x in self._selected_in("rules")]
+        self._each(tr("Enable rule") if enabled else tr("Disable rule"), ids,
+                   lambda e, i: ops.set_rule_enabled(e, i, enabled))
+
+    def delete_rules(self) -> None:
+        from . import operations as ops
+
+        ids = [int(str(x)) for x in self._selected_in("rules")]
+        if not ids:
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, tr("Delete rules"),
+                          tr("Delete %1 rule(s)? Their failures open tickets again.",
+                             len(ids)),
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.accepted.connect(lambda: self._each(tr("Delete rule"), ids,
+                                                lambda e, i: ops.delete_rule(e, i)))
+        self.last_confirm = box
+        box.open()
+
+    def show_shortcuts(self) -> None:
+        lines = []
+        for key, title in A.MENUS:
+            lines.append(f"<tr><td colspan=2><b>{tr(title).replace('&', '')}</b></td></tr>")
+            for spec in A.all_actions():
+                if spec.menu != key:
+                    continue
+                act = self.acts[spec.id]
+                seq = act.shortcut().toString(act.shortcut().SequenceFormat.NativeText)
+                lines.append(f"<tr><td>{act.text().replace('&', '')}</td><td>{seq}</td></tr>")
+        box = QMessageBox(QMessageBox.Icon.NoIcon, tr("Keyboard shortcuts"),
+                          "<table cellspacing=4>" + "".join(lines) + "</table>",
+                          QMessageBox.StandardButton.Close, self)
+        box.setTextFormat(Qt.TextFormat.RichText)
+        self.dialog = box
+        box.open()
+
+    def show_about(self) -> None:
+        import core
+
+        box = QMessageBox(QMessageBox.Icon.Information, tr("About ShopFleet"),
+                          tr("ShopFleet %1 — runs the daily work of many online shops in real "
+                             "browsers.\nStore: %2", core.__version__, self.store.url),
+                          QMessageBox.StandardButton.Close, self)
+        self.dialog = box
+        box.open()
 
     def _selected_in(self, name: str) -> list[Any]:
         return self.panels[name].selected_ids() if name in self.panels else []
@@ -384,31 +630,52 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
 
     def _update_actions(self) -> None:
         key = self.current_key()
+        p = self.current_panel()
         sel = A.Selection(tab=key, engine=self.ctx.host is not None,
                           tasks=bool(self.selected_task_ids()),
                           shops=bool(self._selected_shops()),
-                          breakers=bool(self._selected_in("breakers")))
-        for k, on in A.enabled(sel).items():
-            self.acts[k].setEnabled(on)
+                          breakers=bool(self._selected_in("breakers")),
+                          rows=bool(p is not None and p.selected_ids()),
+                          table=p is not None,
+                          rules=key == "kb" and bool(self._selected_in("rules")))
+        for spec in A.all_actions():
+            if spec.id == "toggle_detail":
+                continue
+            self.acts[spec.id].setEnabled(spec.enabled(sel))
 
     def _context_menu(self, name: str, pos: Any) -> None:
+        self._table_focused(name)
         self._update_actions()
         menu = QMenu(self)
-        per = A.CONTEXT_MENUS.get(name, [])
+        menu.setObjectName(f"context-{name}")
+        per = A.CONTEXT_MENUS.get(name, []) + A.COMMON
         for key in per:
             if key is None:
-                menu.addSeparator()
+                if menu.actions() and not menu.actions()[-1].isSeparator():
+                    menu.addSeparator()
             else:
                 menu.addAction(self.acts[key])
-        if per:
-            menu.popup(pos)
-            self.dialog = menu
+        menu.popup(pos)
+        self.dialog = menu
 
     def _activated(self, name: str, key: Hashable) -> None:
         if name == "tickets":
             self.answer_selected()
         elif name == "gates":
             self.change_gate()
+
+    # -- tray badge ---------------------------------------------------------------------
+
+    def _update_badge(self, force: bool = False) -> None:
+        """The tray icon with the number of open tickets, and its tooltip."""
+        n = self.models["tickets"].rowCount() if "tickets" in self.models else 0
+        if n == self._open_tickets and not force:
+            return
+        self._open_tickets = n
+        if self.tray is None:
+            return
+        self.tray.setIcon(badge_icon(app_icon(), n))
+        self.tray.setToolTip(tr("ShopFleet: %1 open ticket(s)", n) if n else tr("ShopFleet"))
 
     # -- layout memory and shutdown ----------------------------------------------------
 
@@ -422,19 +689,25 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         state = s.value("window/state")
         if state is not None:
             self.restoreState(state)
-        split = s.value("window/split")
+        split = s.value("window/split3")
         if split is not None:
             self.split.restoreState(split)
         else:
-            self.split.setSizes([int(self.width() * 0.62), int(self.width() * 0.38)])
+            w = self.width()
+            self.split.setSizes([170, int((w - 170) * 0.62), int((w - 170) * 0.38)])
+        self._detail_wanted = bool(s.value("window/detail", True, type=bool))
         for p in self.panels.values():
             p.restore_state(s)
+        view = str(s.value("window/view", "pending"))
+        self.show_tab(view if view in self.nav.keys else "pending")
 
     def save_layout(self) -> None:
         s = QSettings()
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue("window/state", self.saveState())
-        s.setValue("window/split", self.split.saveState())
+        s.setValue("window/split3", self.split.saveState())
+        s.setValue("window/view", self.current_key())
+        s.setValue("window/detail", self._detail_wanted)
         for p in self.panels.values():
             p.save_state(s)
         s.sync()
@@ -484,6 +757,45 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
 class _ShopRef:
     name: str
     domain: str
+
+
+def _all_task_rows(store: Any, view: str, flt: Any, sort: str, descending: bool | None
+                   ) -> list[Any]:
+    """Every row of a task view under a filter, page by page (blocking: a worker thread)."""
+    rows: list[Any] = []
+    after = None
+    while len(rows) < EXPORT_LIMIT:
+        page = task_page(store, view, flt=flt, sort=sort, descending=descending, after=after,
+                         limit=min(2000, EXPORT_LIMIT - len(rows)))
+        rows.extend(page.rows)
+        if page.cursor is None or not page.rows:
+            break
+        after = page.cursor
+    return rows
+
+
+def badge_icon(icon: QIcon, n: int) -> QIcon:
+    """``icon`` with a round badge showing ``n`` (none for 0)."""
+    pm = icon.pixmap(64, 64)
+    if pm.isNull():
+        pm = QPixmap(64, 64)
+        pm.fill(Qt.GlobalColor.transparent)
+    if n <= 0:
+        return QIcon(pm)
+    fill, text = palette.badge_colors()
+    p = QPainter(pm)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
+    p.setBrush(fill)
+    p.setPen(Qt.PenStyle.NoPen)
+    p.drawEllipse(28, 0, 36, 36)
+    p.setPen(text)
+    f = p.font()
+    f.setPixelSize(22 if n < 100 else 16)
+    f.setBold(True)
+    p.setFont(f)
+    p.drawText(28, 0, 36, 36, int(Qt.AlignmentFlag.AlignCenter), str(n) if n < 100 else "99+")
+    p.end()
+    return QIcon(pm)
 
 
 def app_icon() -> QIcon:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 
 from core import Changes, Engine, data_dir, save_settings
@@ -80,7 +81,7 @@ class CommandsMixin(_Base):
             if self.current_key() in self.models else None
         dlg = BumpDialog(len(ids), snap.score if snap is not None else None, self)
         dlg.accepted.connect(lambda: self._each(
-            tr("Bump"), ids, lambda e, i: ops.bump(e, i, **dlg.values())))
+            tr("Change priority"), ids, lambda e, i: ops.bump(e, i, **dlg.values())))
         self.dialog = dlg
         dlg.open()
 
@@ -92,7 +93,8 @@ class CommandsMixin(_Base):
                           tr("Cancel %1 task(s)? Running ones stop at their next step.",
                              len(ids)),
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
-        box.accepted.connect(lambda: self._each(tr("Cancel"), ids, lambda e, i: ops.cancel(e, i)))
+        box.accepted.connect(lambda: self._each(tr("Cancel task"), ids,
+                                                lambda e, i: ops.cancel(e, i)))
         self.last_confirm = box
         box.open()
 
@@ -103,7 +105,8 @@ class CommandsMixin(_Base):
         self._each(tr("Preempt"), self.selected_task_ids(), lambda e, i: ops.preempt(e, i))
 
     def release_selected(self) -> None:
-        self._each(tr("Release"), self.selected_task_ids(), lambda e, i: ops.release(e, i))
+        self._each(tr("Release from quarantine"), self.selected_task_ids(),
+                   lambda e, i: ops.release(e, i))
 
     def pause_shops(self, paused: bool) -> None:
         names = [s.name for s in self._selected_shops()]
@@ -112,12 +115,12 @@ class CommandsMixin(_Base):
 
     def pause_domains(self, paused: bool) -> None:
         domains = sorted({s.domain for s in self._selected_shops() if s.domain})
-        self._each(tr("Pause domain") if paused else tr("Resume domain"), domains,
+        self._each(tr("Pause site") if paused else tr("Resume site"), domains,
                    lambda e, d: ops.pause_domain(e, d, paused))
 
     def set_breakers(self, state: Literal["open", "closed"]) -> None:
         names = self._selected_in("breakers")
-        self._each(tr("Open breaker") if state == "open" else tr("Close breaker"), names,
+        self._each(tr("Trip breaker") if state == "open" else tr("Reset breaker"), names,
                    lambda e, n: ops.set_breaker(e, n, state))
 
     def change_gate(self) -> None:
@@ -136,7 +139,7 @@ class CommandsMixin(_Base):
 
         def go() -> None:
             name, rate, burst = dlg.values()
-            self.runner.command(tr("Gate rate"),
+            self.runner.command(tr("Rate limit"),
                                 lambda e: ops.set_gate_rate(e, name, rate, burst))
 
         dlg.accepted.connect(go)
@@ -160,25 +163,33 @@ class CommandsMixin(_Base):
         dlg.open()
 
     def answer_selected(self) -> None:
+        """Answer the selected tickets: the dialog shows the first; with several selected,
+        the same answer (and note) goes to each of them (bulk answer)."""
         rows = [r for r in self.panels["tickets"].selected_rows() if r is not None]
         if not rows:
             return
-        tid = rows[0].id
+        ids = [r.id for r in rows]
 
         def show(bundle: Any) -> None:
-            dlg = TicketDialog(bundle, self)
-            dlg.answered.connect(self._answer)
+            dlg = TicketDialog(bundle, self, others=len(ids) - 1)
+            dlg.answered.connect(lambda _tid, action, note, rule: self._answer_all(
+                ids, action, note, rule))
             self.dialog = dlg
             dlg.open()
 
-        self.runner.run(tr("Open ticket"), lambda: self.reader(load_bundle, self.tickets, tid),
-                        then=show)
+        self.runner.run(tr("Open ticket"),
+                        lambda: self.reader(load_bundle, self.tickets, ids[0]), then=show)
+
+    def _answer_all(self, ticket_ids: list[int], action: str, note: str,
+                    make_rule: bool) -> asyncio.Task[None] | None:
+        # One rule is enough: the first answer makes it, the others only answer.
+        task = self._each(tr("Answer ticket"), ticket_ids, lambda e, t: ops.answer_ticket(
+            e, t, action, note=note, make_rule=make_rule and t == ticket_ids[0]))
+        self._mark(("tickets", "kb", "rules"))
+        return task
 
     def _answer(self, ticket_id: int, action: str, note: str, make_rule: bool) -> None:
-        self.runner.command(
-            tr("Answer ticket"),
-            lambda e: ops.answer_ticket(e, ticket_id, action, note=note, make_rule=make_rule))
-        self._mark(("tickets", "kb", "rules"))
+        self._answer_all([ticket_id], action, note, make_rule)
 
     def open_settings(self) -> None:
         path = self.ctx.config_path or default_config_path()
@@ -186,6 +197,7 @@ class CommandsMixin(_Base):
                              parent=self)
 
         def go() -> None:
+            QSettings().setValue("notify/sound", dlg.chosen_sound())
             lang = dlg.chosen_language()
             if lang != saved_language():
                 save_language(lang)

@@ -10,13 +10,14 @@ import time
 from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QLabel, QMainWindow, QTabWidget
+from PySide6.QtWidgets import QLabel, QMainWindow
 
 from core import (
     Changes,
     EngineStatistics,
     Store,
     TaskStateChanged,
+    all_paused,
     filter_choices,
     flow_names,
     metrics_series,
@@ -25,12 +26,14 @@ from core import (
 )
 
 from . import columns as C
+from . import names
 from .context import ConsoleContext
 from .dashboard import Dashboard
 from .detail import DetailPane
 from .i18n import tr
 from .inflight import InFlightRow, engine_snapshot, fleet_running, merge_in_flight
 from .models import KeyedTableModel, ListTableModel, Reader, TaskTableModel
+from .navigation import Navigation
 from .panels import TablePanel
 from .tickets import TicketReads
 
@@ -52,7 +55,7 @@ class RefreshMixin(_Base):
     tickets: TicketReads
     models: dict[str, KeyedTableModel]
     panels: dict[str, TablePanel]
-    tabs: QTabWidget
+    nav: Navigation
     dashboard: Dashboard
     detail: DetailPane
     status_counts: QLabel
@@ -61,7 +64,6 @@ class RefreshMixin(_Base):
     status_store: QLabel
     stats: EngineStatistics | None
     choices: Any
-    _tab_keys: list[str]
     _tasks: set[asyncio.Task[Any]]
     _closing: bool
     _detail_stale: bool
@@ -77,6 +79,7 @@ class RefreshMixin(_Base):
     if TYPE_CHECKING:  # defined by the window and its other parts
         def current_key(self) -> str: ...
         def _update_titles(self) -> None: ...
+        def _show_pause_state(self) -> None: ...
         async def _load_detail(self, task_id: int) -> None: ...
 
     @staticmethod
@@ -185,8 +188,9 @@ class RefreshMixin(_Base):
             self._poll()
 
     def _visible_models(self) -> list[str]:
-        key = self._tab_keys[self.tabs.currentIndex()] if self.tabs.currentIndex() >= 0 else ""
-        return {"gates": ["gates", "breakers"], "kb": ["kb", "rules"]}.get(key, [key])
+        key = self.nav.current_key()
+        return {"gates": ["gates", "breakers"], "kb": ["kb", "rules"],
+                "dashboard": []}.get(key, [key] if key else [])
 
     def _refresh_visible(self) -> None:
         if self._closing:
@@ -226,7 +230,7 @@ class RefreshMixin(_Base):
         self._spawn(self._take_snapshot(asyncio.wrap_future(fut)))
         for m in self.models.values():
             m.tick()
-        if self.tabs.currentWidget() is self.dashboard and time.monotonic() > self._history_next:
+        if self.current_key() == "dashboard" and time.monotonic() > self._history_next:
             self._history_next = time.monotonic() + 30.0
             self._spawn(self._load_history())
 
@@ -242,9 +246,10 @@ class RefreshMixin(_Base):
         self.models["gates"].set_rows(stats.gates)
         self.models["breakers"].set_rows(stats.breakers)
         self.dashboard.add_live(stats)
-        if self.tabs.currentWidget() is self.dashboard:
+        if self.current_key() == "dashboard":
             self.dashboard.redraw()
         self._show_status(stats)
+        self._show_pause_state()
         self._update_titles()
 
     async def _load_history(self) -> None:
@@ -258,10 +263,13 @@ class RefreshMixin(_Base):
             "queued %1 · running %2/%3 · tickets %4 · done/min %5 · failed/min %6 · "
             "oldest wait %7", f"{s.queued:,}", s.running, s.slots, waiting, s.done_per_min,
             s.failed_per_min, C.fmt_duration(s.oldest_wait_s)))
-        open_b = [b.name for b in s.breakers if b.state.value != "closed"]
+        open_b = [names.breaker(b.name) for b in s.breakers
+                  if b.state.value != "closed" and not (b.name == "*pool*" and b.manual)]
         alerts = []
+        if all_paused(s):
+            alerts.append(tr("ALL PAUSED: no new task starts (Tasks → Resume all)"))
         if open_b:
-            alerts.append(tr("breaker open: %1", ", ".join(open_b)))
+            alerts.append(tr("breaker tripped: %1", ", ".join(open_b)))
         if s.problems:
             alerts.append(tr("engine problem: %1", "; ".join(s.problems)))
         self.status_alert.setText(" · ".join(alerts))
@@ -269,6 +277,9 @@ class RefreshMixin(_Base):
         self._show_store()
 
     def _show_store(self) -> None:
-        self.status_store.setText(tr("store: %1", self.store.url))
-        self.status_store.setToolTip(tr("Every console and worker on this store shares its "
-                                        "queue"))
+        url = str(self.store.url)
+        # Short on the status bar (a long path would push the counts off a 1024 px screen);
+        # whole in the tooltip.
+        self.status_store.setText(tr("store: %1", url if len(url) <= 40 else "…" + url[-39:]))
+        self.status_store.setToolTip(tr("store: %1", self.store.url) + "\n" + tr(
+            "Every console and worker on this store shares its queue"))

@@ -7,10 +7,12 @@ command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need="$need c
 command -v xvfb-run >/dev/null 2>&1 || need="$need xvfb"
 command -v redis-server >/dev/null 2>&1 || need="$need redis-server"
 command -v convert >/dev/null 2>&1 || need="$need imagemagick"
-# Qt's xcb platform plugin (the console under Xvfb or a real X display) needs these.
+# Qt's xcb platform plugin (the console under Xvfb or a real X display) needs these, and a CJK
+# font so the Chinese console draws characters instead of boxes on a bare Debian.
 if command -v dpkg-query >/dev/null 2>&1; then
   for lib in libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 \
-             libxcb-xkb1 libxkbcommon-x11-0 libxcb-shape0 libegl1 libgl1 libfontconfig1; do
+             libxcb-xkb1 libxkbcommon-x11-0 libxcb-shape0 libegl1 libgl1 libfontconfig1 \
+             fonts-wqy-microhei; do
     dpkg-query -W -f='${Status}' "$lib" 2>/dev/null | grep -q "ok installed" || need="$need $lib"
   done
 fi

@@ -83,11 +83,14 @@ class BrowserCheck:
         ok: a browser ShopFleet can drive was found.
         summary: one line: what will be used, or that nothing works.
         details: every candidate looked at and how to fix it (the doctor's text).
+        choice: the browser that will be used, as a name and path ("" when none): the
+            console words the summary itself, in the operator's language.
     """
 
     ok: bool
     summary: str
     details: str
+    choice: str = ""
 
 
 def check_browser(settings: Settings | BrowserSettings) -> BrowserCheck:
@@ -101,7 +104,8 @@ def check_browser(settings: Settings | BrowserSettings) -> BrowserCheck:
     else:
         summary = ("No browser found. Install Google Chrome or Microsoft Edge, or use "
                    "\"Install browser\" to download Chromium.")
-    return BrowserCheck(report.ok, summary, report.to_text())
+    return BrowserCheck(report.ok, summary, report.to_text(),
+                        report.choice.describe() if report.choice is not None else "")
 
 
 def driver_command() -> list[str] | None:

@@ -7,8 +7,12 @@
         <translation>%1：%2</translation>
     </message>
     <message>
-        <source>%1 was refused.</source>
-        <translation>%1 被拒绝。</translation>
+        <source>%1 was refused: %2</source>
+        <translation>%1 未执行：%2</translation>
+    </message>
+    <message>
+        <source>Check the field %1.</source>
+        <translation>请检查字段 %1。</translation>
     </message>
     <message>
         <source>%1 failed because of a bug in ShopFleet.</source>
@@ -71,10 +75,6 @@
         <translation>错误</translation>
     </message>
     <message>
-        <source>Message</source>
-        <translation>信息</translation>
-    </message>
-    <message>
         <source>State</source>
         <translation>状态</translation>
     </message>
@@ -119,10 +119,6 @@
         <translation>否</translation>
     </message>
     <message>
-        <source>Domain</source>
-        <translation>域名</translation>
-    </message>
-    <message>
         <source>Shop paused</source>
         <translation>店铺已暂停</translation>
     </message>
@@ -131,16 +127,16 @@
         <translation>已暂停</translation>
     </message>
     <message>
-        <source>Domain paused</source>
-        <translation>域名已暂停</translation>
-    </message>
-    <message>
         <source>Queued</source>
         <translation>排队中</translation>
     </message>
     <message>
         <source>Running</source>
         <translation>运行中</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>详情</translation>
     </message>
     <message>
         <source>Worker</source>
@@ -156,7 +152,7 @@
     </message>
     <message>
         <source>%1 ago</source>
-        <translation>%1 前</translation>
+        <translation>%1前</translation>
     </message>
     <message>
         <source>Host</source>
@@ -183,20 +179,20 @@
         <translation>浏览器</translation>
     </message>
     <message>
+        <source>Site</source>
+        <translation>站点</translation>
+    </message>
+    <message>
+        <source>Site paused</source>
+        <translation>站点已暂停</translation>
+    </message>
+    <message>
         <source>Waiting for a person</source>
         <translation>等待人工</translation>
     </message>
     <message>
-        <source>Gate</source>
-        <translation>闸门</translation>
-    </message>
-    <message>
-        <source>global</source>
-        <translation>全局</translation>
-    </message>
-    <message>
-        <source>Rate /s</source>
-        <translation>速率 /秒</translation>
+        <source>Rate limit</source>
+        <translation>限速</translation>
     </message>
     <message>
         <source>Burst</source>
@@ -223,20 +219,16 @@
         <translation>熔断器</translation>
     </message>
     <message>
-        <source>browser pool</source>
-        <translation>浏览器池</translation>
-    </message>
-    <message>
         <source>Recent failures</source>
         <translation>近期失败</translation>
     </message>
     <message>
         <source>Trips</source>
-        <translation>断开次数</translation>
+        <translation>熔断次数</translation>
     </message>
     <message>
         <source>Next probe</source>
-        <translation>下次探测</translation>
+        <translation>下次试探</translation>
     </message>
     <message>
         <source>By hand</source>
@@ -253,6 +245,14 @@
     <message>
         <source>Open for</source>
         <translation>已打开</translation>
+    </message>
+    <message>
+        <source>Problem</source>
+        <translation>问题</translation>
+    </message>
+    <message>
+        <source>Failure</source>
+        <translation>失败情况</translation>
     </message>
     <message>
         <source>Signature</source>
@@ -295,116 +295,12 @@
         <translation>运行中</translation>
     </message>
     <message>
-        <source>suspended</source>
-        <translation>已挂起</translation>
-    </message>
-    <message>
-        <source>waiting_human</source>
-        <translation>等待人工</translation>
-    </message>
-    <message>
-        <source>quarantined</source>
-        <translation>已隔离</translation>
-    </message>
-    <message>
         <source>done</source>
         <translation>完成</translation>
     </message>
     <message>
         <source>failed</source>
         <translation>失败</translation>
-    </message>
-    <message>
-        <source>cancelled</source>
-        <translation>已取消</translation>
-    </message>
-    <message>
-        <source>open</source>
-        <translation>断开</translation>
-    </message>
-    <message>
-        <source>closed</source>
-        <translation>闭合</translation>
-    </message>
-    <message>
-        <source>half_open</source>
-        <translation>半开</translation>
-    </message>
-    <message>
-        <source>retry</source>
-        <translation>重试</translation>
-    </message>
-    <message>
-        <source>resume</source>
-        <translation>继续</translation>
-    </message>
-    <message>
-        <source>skip</source>
-        <translation>跳过</translation>
-    </message>
-    <message>
-        <source>todo</source>
-        <translation>待做</translation>
-    </message>
-    <message>
-        <source>current</source>
-        <translation>当前</translation>
-    </message>
-    <message>
-        <source>unknown</source>
-        <translation>未知</translation>
-    </message>
-    <message>
-        <source>deadline</source>
-        <translation>截止</translation>
-    </message>
-    <message>
-        <source>score</source>
-        <translation>分数</translation>
-    </message>
-    <message>
-        <source>attempts</source>
-        <translation>尝试</translation>
-    </message>
-    <message>
-        <source>waited</source>
-        <translation>已等待</translation>
-    </message>
-    <message>
-        <source>step</source>
-        <translation>步骤</translation>
-    </message>
-    <message>
-        <source>open for</source>
-        <translation>已打开</translation>
-    </message>
-    <message>
-        <source>signature</source>
-        <translation>特征</translation>
-    </message>
-    <message>
-        <source>System</source>
-        <translation>跟随系统</translation>
-    </message>
-    <message>
-        <source>human</source>
-        <translation>转人工</translation>
-    </message>
-    <message>
-        <source>retry_later</source>
-        <translation>稍后重试</translation>
-    </message>
-    <message>
-        <source>alive</source>
-        <translation>在线</translation>
-    </message>
-    <message>
-        <source>stopped</source>
-        <translation>已停止</translation>
-    </message>
-    <message>
-        <source>lost</source>
-        <translation>失联</translation>
     </message>
     <message>
         <source>Queue depth</source>
@@ -455,20 +351,20 @@
         <translation>图表需要 pyqtgraph（pip install pyqtgraph）。</translation>
     </message>
     <message>
-        <source>Gate levels (tokens / burst)</source>
-        <translation>闸门水位（令牌 / 突发容量）</translation>
+        <source>Rate limit levels (tokens / burst)</source>
+        <translation>限速余量（令牌 / 突发容量）</translation>
     </message>
     <message>
-        <source>probe in %1s</source>
-        <translation>%1 秒后探测</translation>
+        <source>probe in %1</source>
+        <translation>%1 后试探</translation>
+    </message>
+    <message>
+        <source>all normal</source>
+        <translation>全部正常</translation>
     </message>
     <message>
         <source>Breakers</source>
         <translation>熔断器</translation>
-    </message>
-    <message>
-        <source>all closed</source>
-        <translation>全部闭合</translation>
     </message>
     <message>
         <source>Flow</source>
@@ -543,12 +439,12 @@
         <translation>已选择 %1 个任务。</translation>
     </message>
     <message>
-        <source>Gate rate</source>
-        <translation>闸门速率</translation>
-    </message>
-    <message>
         <source>Requests per second</source>
         <translation>每秒请求数</translation>
+    </message>
+    <message>
+        <source> /s</source>
+        <translation> 次/秒</translation>
     </message>
     <message>
         <source>Submit tasks</source>
@@ -619,20 +515,32 @@
         <translation>语言</translation>
     </message>
     <message>
+        <source>The language changes at once; "System" follows the computer's language.</source>
+        <translation>语言立即切换；“跟随系统”使用电脑的语言。</translation>
+    </message>
+    <message>
+        <source>Play a sound when a new ticket opens</source>
+        <translation>有新工单时播放提示音</translation>
+    </message>
+    <message>
+        <source>Notifications</source>
+        <translation>通知</translation>
+    </message>
+    <message>
         <source>Configuration file</source>
         <translation>配置文件</translation>
     </message>
     <message>
-        <source>Changes to the configuration apply when the console starts again; gate rates and breakers change live from the Gates tab.</source>
-        <translation>配置修改在控制台重启后生效；限速闸门和熔断器可在“闸门与熔断器”页实时修改。</translation>
+        <source>Changes to the configuration apply when the console starts again; rate limits and breakers change live in the "Rate limits &amp; breakers" view.</source>
+        <translation>配置修改在控制台重启后生效；限速和熔断器可在“限速与熔断”页面实时修改。</translation>
+    </message>
+    <message>
+        <source>Rate limits (TOML)</source>
+        <translation>限速（TOML）</translation>
     </message>
     <message>
         <source>General</source>
         <translation>常规</translation>
-    </message>
-    <message>
-        <source>gates (TOML)</source>
-        <translation>闸门（TOML）</translation>
     </message>
     <message>
         <source>not valid TOML: %1</source>
@@ -644,11 +552,59 @@
     </message>
     <message>
         <source>in %1</source>
-        <translation>%1 后</translation>
+        <translation>%1后</translation>
     </message>
     <message>
         <source>%1 late</source>
         <translation>已超时 %1</translation>
+    </message>
+    <message>
+        <source>No task is waiting. Submit tasks with Tasks → Submit… (%1), or import a JSON file there.</source>
+        <translation>没有等待中的任务。可通过“任务 → 提交…”（%1）提交任务，或在那里导入 JSON 文件。</translation>
+    </message>
+    <message>
+        <source>Nothing is running. Tasks start here as soon as a browser and the site's rate limit allow; pending tasks are under Pending.</source>
+        <translation>当前没有运行中的任务。只要浏览器和站点限速允许，任务就会在这里开始运行；排队的任务在“待处理”中。</translation>
+    </message>
+    <message>
+        <source>No task is suspended. A running task lands here when more urgent work preempts it; it resumes by itself.</source>
+        <translation>没有挂起的任务。运行中的任务被更紧急的工作抢占时会出现在这里，之后会自动继续。</translation>
+    </message>
+    <message>
+        <source>Quarantine is empty. Tasks that failed every attempt come here; release them once the cause is fixed.</source>
+        <translation>隔离区为空。所有尝试都失败的任务会进入这里；问题解决后可将其移出隔离。</translation>
+    </message>
+    <message>
+        <source>No ticket is open: nothing needs a person. A ticket appears here (and in the tray) when a task needs you.</source>
+        <translation>没有待处理的工单，暂时不需要人工。任务需要您处理时，工单会出现在这里（以及托盘图标上）。</translation>
+    </message>
+    <message>
+        <source>No task has finished yet. Finished, failed and cancelled tasks are listed here.</source>
+        <translation>还没有结束的任务。已完成、失败和已取消的任务会列在这里。</translation>
+    </message>
+    <message>
+        <source>No shops yet. Add one with the command line: shopfleet shop add NAME --platform pdd --url https://…</source>
+        <translation>还没有店铺。可用命令行添加：shopfleet shop add 店铺名 --platform pdd --url https://…</translation>
+    </message>
+    <message>
+        <source>No rate limit has been used yet. Each site gets one when its first task runs; change it with Shops → Rate limit… (%1).</source>
+        <translation>尚未使用任何限速。每个站点在第一个任务运行时获得限速；可通过“店铺 → 限速…”（%1）修改。</translation>
+    </message>
+    <message>
+        <source>No breaker yet: each site gets one when its tasks run.</source>
+        <translation>还没有熔断器：每个站点在其任务运行时获得一个熔断器。</translation>
+    </message>
+    <message>
+        <source>The knowledge base is empty. Every ticket you answer is kept here, and shown when the same failure comes back.</source>
+        <translation>知识库为空。您处理过的每个工单都会保存在这里，同样的失败再次出现时会显示出来。</translation>
+    </message>
+    <message>
+        <source>No rules. Tick "Make this a rule" when answering a ticket to answer such failures by themselves.</source>
+        <translation>没有规则。处理工单时勾选“设为规则”，以后同类失败会自动处理。</translation>
+    </message>
+    <message>
+        <source>Only this console works on this queue. Other computers appear here when they run: shopfleet worker</source>
+        <translation>目前只有本控制台在处理这个队列。其他电脑运行 shopfleet worker 后会出现在这里。</translation>
     </message>
     <message>
         <source>all</source>
@@ -683,12 +639,20 @@
         <translation>完成：我已手动完成</translation>
     </message>
     <message>
-        <source>Cancel: drop the task</source>
-        <translation>取消：放弃该任务</translation>
+        <source>Cancel the task: drop it, do not run it again</source>
+        <translation>终止任务：放弃该任务，不再运行</translation>
     </message>
     <message>
         <source>Ticket #%1 — task #%2</source>
         <translation>工单 #%1 — 任务 #%2</translation>
+    </message>
+    <message>
+        <source>The same answer goes to %1 more selected ticket(s).</source>
+        <translation>同样的处理会同时用于另外 %1 个已选工单。</translation>
+    </message>
+    <message>
+        <source>Show technical details</source>
+        <translation>显示技术详情</translation>
     </message>
     <message>
         <source>Fit</source>
@@ -739,6 +703,22 @@
         <translation>设为规则：以后同类失败自动这样处理，不再开工单</translation>
     </message>
     <message>
+        <source>Send answer</source>
+        <translation>提交处理</translation>
+    </message>
+    <message>
+        <source>Send answer to %1 tickets</source>
+        <translation>提交处理（%1 个工单）</translation>
+    </message>
+    <message>
+        <source>Close (leave the ticket open)</source>
+        <translation>关闭（工单保持待处理）</translation>
+    </message>
+    <message>
+        <source>Hide technical details</source>
+        <translation>隐藏技术详情</translation>
+    </message>
+    <message>
         <source>%1: done</source>
         <translation>%1：完成</translation>
     </message>
@@ -747,12 +727,82 @@
         <translation>引擎问题：%1</translation>
     </message>
     <message>
+        <source>Breaker tripped</source>
+        <translation>已熔断</translation>
+    </message>
+    <message>
+        <source>Toolbar</source>
+        <translation>工具栏</translation>
+    </message>
+    <message>
+        <source>Show ShopFleet</source>
+        <translation>显示 ShopFleet</translation>
+    </message>
+    <message>
+        <source>Copied %1</source>
+        <translation>已复制 %1</translation>
+    </message>
+    <message>
+        <source>Export table</source>
+        <translation>导出表格</translation>
+    </message>
+    <message>
+        <source>Excel workbook (*.xlsx)</source>
+        <translation>Excel 工作簿 (*.xlsx)</translation>
+    </message>
+    <message>
+        <source>CSV, UTF-8 (*.csv)</source>
+        <translation>CSV，UTF-8 (*.csv)</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>Exported %1 to %2</source>
+        <translation>已导出 %1 到 %2</translation>
+    </message>
+    <message>
+        <source>Resume all</source>
+        <translation>全部恢复</translation>
+    </message>
+    <message>
+        <source>Delete rules</source>
+        <translation>删除规则</translation>
+    </message>
+    <message>
+        <source>Delete %1 rule(s)? Their failures open tickets again.</source>
+        <translation>删除 %1 条规则？同类失败将重新生成工单。</translation>
+    </message>
+    <message>
+        <source>Delete rule</source>
+        <translation>删除规则</translation>
+    </message>
+    <message>
+        <source>ShopFleet %1 — runs the daily work of many online shops in real browsers.
+Store: %2</source>
+        <translation>ShopFleet %1 — 在真实浏览器中完成多个网店的日常工作。
+存储：%2</translation>
+    </message>
+    <message>
+        <source>ShopFleet: %1 open ticket(s)</source>
+        <translation>ShopFleet：%1 个待处理工单</translation>
+    </message>
+    <message>
+        <source>ShopFleet</source>
+        <translation>ShopFleet</translation>
+    </message>
+    <message>
+        <source>ALL PAUSED: no new task starts (Tasks → Resume all)</source>
+        <translation>已全部暂停：不会启动新任务（任务 → 全部恢复）</translation>
+    </message>
+    <message>
         <source>queued %1 · running %2/%3 · tickets %4 · done/min %5 · failed/min %6 · oldest wait %7</source>
         <translation>排队 %1 · 运行 %2/%3 · 工单 %4 · 完成/分 %5 · 失败/分 %6 · 最长等待 %7</translation>
     </message>
     <message>
-        <source>breaker open: %1</source>
-        <translation>熔断器断开：%1</translation>
+        <source>breaker tripped: %1</source>
+        <translation>已熔断：%1</translation>
     </message>
     <message>
         <source>engine problem: %1</source>
@@ -769,10 +819,6 @@
     <message>
         <source>Every console and worker on this store shares its queue</source>
         <translation>连接此存储的所有控制台和工作节点共享同一队列</translation>
-    </message>
-    <message>
-        <source>Breaker open</source>
-        <translation>熔断器已断开</translation>
     </message>
     <message>
         <source>New ticket</source>
@@ -807,10 +853,6 @@
         <translation>店铺</translation>
     </message>
     <message>
-        <source>Gates &amp; breakers</source>
-        <translation>闸门与熔断器</translation>
-    </message>
-    <message>
         <source>Knowledge base &amp; rules</source>
         <translation>知识库与规则</translation>
     </message>
@@ -839,10 +881,6 @@
         <translation>通过表单或 JSON/JSONL 文件提交任务</translation>
     </message>
     <message>
-        <source>Bump…</source>
-        <translation>调整优先级…</translation>
-    </message>
-    <message>
         <source>Change the priority of the selected tasks</source>
         <translation>修改选中任务的优先级</translation>
     </message>
@@ -855,12 +893,12 @@
         <translation>在下一个安全步骤挂起选中的运行任务</translation>
     </message>
     <message>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-    <message>
         <source>Cancel the selected tasks</source>
         <translation>取消选中的任务</translation>
+    </message>
+    <message>
+        <source>Cancel task</source>
+        <translation>取消任务</translation>
     </message>
     <message>
         <source>Retry</source>
@@ -871,20 +909,20 @@
         <translation>重新运行选中的已结束任务</translation>
     </message>
     <message>
-        <source>Release</source>
-        <translation>释放</translation>
-    </message>
-    <message>
         <source>Requeue the selected quarantined tasks</source>
         <translation>将选中的隔离任务重新排队</translation>
     </message>
     <message>
-        <source>Answer ticket…</source>
-        <translation>处理工单…</translation>
+        <source>Pause all</source>
+        <translation>全部暂停</translation>
     </message>
     <message>
-        <source>Answer the selected ticket</source>
-        <translation>处理选中的工单</translation>
+        <source>Start no more tasks on this computer; running ones finish. Press again to resume all.</source>
+        <translation>本机不再启动新任务，运行中的任务继续完成。再按一次全部恢复。</translation>
+    </message>
+    <message>
+        <source>Answer ticket…</source>
+        <translation>处理工单…</translation>
     </message>
     <message>
         <source>Pause shop</source>
@@ -903,40 +941,16 @@
         <translation>恢复选中店铺的任务</translation>
     </message>
     <message>
-        <source>Pause domain</source>
-        <translation>暂停域名</translation>
-    </message>
-    <message>
         <source>Stop starting tasks on the selected shop's site</source>
         <translation>停止启动选中店铺所在站点的任务</translation>
-    </message>
-    <message>
-        <source>Resume domain</source>
-        <translation>恢复域名</translation>
     </message>
     <message>
         <source>Start tasks on the selected shop's site again</source>
         <translation>恢复选中店铺所在站点的任务</translation>
     </message>
     <message>
-        <source>Gate rate…</source>
-        <translation>闸门速率…</translation>
-    </message>
-    <message>
-        <source>Change a rate gate</source>
-        <translation>修改限速闸门</translation>
-    </message>
-    <message>
-        <source>Open breaker</source>
-        <translation>断开熔断器</translation>
-    </message>
-    <message>
         <source>Stop a site's tasks by hand</source>
         <translation>手动停止该站点的任务</translation>
-    </message>
-    <message>
-        <source>Close breaker</source>
-        <translation>闭合熔断器</translation>
     </message>
     <message>
         <source>Let a site's tasks run again</source>
@@ -947,8 +961,120 @@
         <translation>设置…</translation>
     </message>
     <message>
+        <source>Work</source>
+        <translation>工作</translation>
+    </message>
+    <message>
+        <source>Sites</source>
+        <translation>站点</translation>
+    </message>
+    <message>
+        <source>Overview</source>
+        <translation>概览</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Edit</source>
+        <translation>编辑(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Tasks</source>
+        <translation>任务(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Tic&amp;kets</source>
+        <translation>工单(&amp;K)</translation>
+    </message>
+    <message>
+        <source>&amp;Shops</source>
+        <translation>店铺(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>Export table…</source>
+        <translation>导出表格…</translation>
+    </message>
+    <message>
+        <source>Save the whole table as a CSV or Excel file</source>
+        <translation>将整个表格保存为 CSV 或 Excel 文件</translation>
+    </message>
+    <message>
+        <source>Export selection…</source>
+        <translation>导出所选…</translation>
+    </message>
+    <message>
+        <source>Save the selected rows as a CSV or Excel file</source>
+        <translation>将所选行保存为 CSV 或 Excel 文件</translation>
+    </message>
+    <message>
         <source>Configuration and language</source>
         <translation>配置与语言</translation>
+    </message>
+    <message>
+        <source>Quit</source>
+        <translation>退出</translation>
+    </message>
+    <message>
+        <source>Stop the engine (running tasks save their place) and close</source>
+        <translation>停止引擎（运行中的任务会保存进度）并关闭</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Copy the selected rows as text (tab-separated, pastes into a spreadsheet)</source>
+        <translation>以文本复制所选行（制表符分隔，可直接粘贴到表格软件）</translation>
+    </message>
+    <message>
+        <source>Select all</source>
+        <translation>全选</translation>
+    </message>
+    <message>
+        <source>Select every row</source>
+        <translation>选择所有行</translation>
+    </message>
+    <message>
+        <source>Find…</source>
+        <translation>查找…</translation>
+    </message>
+    <message>
+        <source>Go to the filter of this table</source>
+        <translation>转到本表的筛选框</translation>
+    </message>
+    <message>
+        <source>Next view</source>
+        <translation>下一个页面</translation>
+    </message>
+    <message>
+        <source>Show the next view</source>
+        <translation>显示下一个页面</translation>
+    </message>
+    <message>
+        <source>Previous view</source>
+        <translation>上一个页面</translation>
+    </message>
+    <message>
+        <source>Show the previous view</source>
+        <translation>显示上一个页面</translation>
+    </message>
+    <message>
+        <source>Task details</source>
+        <translation>任务详情</translation>
+    </message>
+    <message>
+        <source>Show or hide the task details beside the table</source>
+        <translation>显示或隐藏表格旁的任务详情</translation>
     </message>
     <message>
         <source>Refresh</source>
@@ -959,7 +1085,91 @@
         <translation>重新读取所有表格</translation>
     </message>
     <message>
-        <source>Bump</source>
+        <source>Change priority…</source>
+        <translation>调整优先级…</translation>
+    </message>
+    <message>
+        <source>Release from quarantine</source>
+        <translation>移出隔离</translation>
+    </message>
+    <message>
+        <source>Answer the selected tickets (several at once get the same answer)</source>
+        <translation>处理所选工单（多选时统一处理）</translation>
+    </message>
+    <message>
+        <source>Enable rule</source>
+        <translation>启用规则</translation>
+    </message>
+    <message>
+        <source>Let the selected rules answer failures again</source>
+        <translation>让所选规则重新自动处理失败</translation>
+    </message>
+    <message>
+        <source>Disable rule</source>
+        <translation>停用规则</translation>
+    </message>
+    <message>
+        <source>Stop the selected rules; their failures open tickets again</source>
+        <translation>停用所选规则；同类失败将重新生成工单</translation>
+    </message>
+    <message>
+        <source>Delete rule…</source>
+        <translation>删除规则…</translation>
+    </message>
+    <message>
+        <source>Delete the selected rules</source>
+        <translation>删除所选规则</translation>
+    </message>
+    <message>
+        <source>Pause site</source>
+        <translation>暂停站点</translation>
+    </message>
+    <message>
+        <source>Resume site</source>
+        <translation>恢复站点</translation>
+    </message>
+    <message>
+        <source>Rate limit…</source>
+        <translation>限速…</translation>
+    </message>
+    <message>
+        <source>Change how many requests per second a site gets</source>
+        <translation>修改站点每秒允许的请求数</translation>
+    </message>
+    <message>
+        <source>Trip breaker</source>
+        <translation>手动熔断</translation>
+    </message>
+    <message>
+        <source>Reset breaker</source>
+        <translation>解除熔断</translation>
+    </message>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation>快捷键</translation>
+    </message>
+    <message>
+        <source>Every action and its key</source>
+        <translation>所有操作及其快捷键</translation>
+    </message>
+    <message>
+        <source>About ShopFleet</source>
+        <translation>关于 ShopFleet</translation>
+    </message>
+    <message>
+        <source>Version and data folder</source>
+        <translation>版本与数据文件夹</translation>
+    </message>
+    <message>
+        <source>Show this view</source>
+        <translation>显示此页面</translation>
+    </message>
+    <message>
+        <source>Rate limits &amp; breakers</source>
+        <translation>限速与熔断</translation>
+    </message>
+    <message>
+        <source>Change priority</source>
         <translation>调整优先级</translation>
     </message>
     <message>
@@ -1033,6 +1243,22 @@
     <message>
         <source>The browser installer failed: %1</source>
         <translation>浏览器安装失败：%1</translation>
+    </message>
+    <message>
+        <source>ShopFleet will use %1.</source>
+        <translation>ShopFleet 将使用 %1。</translation>
+    </message>
+    <message>
+        <source>No browser found. Install Google Chrome or Microsoft Edge, or use "Install browser" to download Chromium.</source>
+        <translation>未找到浏览器。请安装 Google Chrome 或 Microsoft Edge，或点击“安装浏览器”下载 Chromium。</translation>
+    </message>
+    <message>
+        <source>Chromium is installed.</source>
+        <translation>Chromium 已安装。</translation>
+    </message>
+    <message>
+        <source>The browser could not be downloaded: this computer cannot reach the download server (no internet connection, or a proxy or firewall in the way). Connect to the internet and try again, or install Google Chrome or Microsoft Edge, which need no download.</source>
+        <translation>无法下载浏览器：这台电脑连不上下载服务器（没有网络，或被代理、防火墙拦截）。请联网后重试，或安装无需下载的 Google Chrome 或 Microsoft Edge。</translation>
     </message>
     <message>
         <source>The base URL must start with http:// or https://, e.g. %1.</source>
@@ -1153,6 +1379,630 @@
     <message>
         <source>Could not finish: %1</source>
         <translation>无法完成：%1</translation>
+    </message>
+    <message>
+        <source>Reply to customers</source>
+        <translation>回复客户</translation>
+    </message>
+    <message>
+        <source>Campaign sign-up</source>
+        <translation>活动报名</translation>
+    </message>
+    <message>
+        <source>Upload products</source>
+        <translation>上传商品</translation>
+    </message>
+    <message>
+        <source>Collect data</source>
+        <translation>采集数据</translation>
+    </message>
+    <message>
+        <source>Pinduoduo</source>
+        <translation>拼多多</translation>
+    </message>
+    <message>
+        <source>Quarantined</source>
+        <translation>已隔离</translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>Failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>To do</source>
+        <translation>待执行</translation>
+    </message>
+    <message>
+        <source>Current</source>
+        <translation>当前</translation>
+    </message>
+    <message>
+        <source>Unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>Skipped</source>
+        <translation>已跳过</translation>
+    </message>
+    <message>
+        <source>Replayed</source>
+        <translation>已重放</translation>
+    </message>
+    <message>
+        <source>Verified</source>
+        <translation>已核实</translation>
+    </message>
+    <message>
+        <source>Online</source>
+        <translation>在线</translation>
+    </message>
+    <message>
+        <source>Stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>Lost</source>
+        <translation>失联</translation>
+    </message>
+    <message>
+        <source>Open</source>
+        <translation>待处理</translation>
+    </message>
+    <message>
+        <source>Answered</source>
+        <translation>已处理</translation>
+    </message>
+    <message>
+        <source>Normal</source>
+        <translation>正常</translation>
+    </message>
+    <message>
+        <source>Tripped</source>
+        <translation>已熔断</translation>
+    </message>
+    <message>
+        <source>Probing</source>
+        <translation>试探中</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <source>Skip step</source>
+        <translation>跳过此步</translation>
+    </message>
+    <message>
+        <source>Mark done</source>
+        <translation>标为完成</translation>
+    </message>
+    <message>
+        <source>Ask a person</source>
+        <translation>转人工</translation>
+    </message>
+    <message>
+        <source>Retry later</source>
+        <translation>稍后重试</translation>
+    </message>
+    <message>
+        <source>The site did not answer properly (server error or no connection)</source>
+        <translation>站点未正常响应（服务器错误或无法连接）</translation>
+    </message>
+    <message>
+        <source>The site asked to slow down (rate limited)</source>
+        <translation>站点要求放慢速度（触发速率限制）</translation>
+    </message>
+    <message>
+        <source>The page has changed: an element the flow needs is missing</source>
+        <translation>页面已改版：找不到流程需要的元素</translation>
+    </message>
+    <message>
+        <source>A CAPTCHA or login check on the page needs a person</source>
+        <translation>页面出现验证码或登录校验，需要人工处理</translation>
+    </message>
+    <message>
+        <source>A change was cut off: check on the site whether it went through</source>
+        <translation>修改操作被中断：请到站点上确认是否已生效</translation>
+    </message>
+    <message>
+        <source>The browser crashed</source>
+        <translation>浏览器崩溃</translation>
+    </message>
+    <message>
+        <source>A step took too long</source>
+        <translation>步骤超时</translation>
+    </message>
+    <message>
+        <source>The task failed</source>
+        <translation>任务失败</translation>
+    </message>
+    <message>
+        <source>Stopped at the trust boundary</source>
+        <translation>已在安全边界处拦截</translation>
+    </message>
+    <message>
+        <source>Stopped: the page went to a site the shop does not allow</source>
+        <translation>已拦截：页面跳转到了店铺不允许的站点</translation>
+    </message>
+    <message>
+        <source>Stopped: a password would have gone where it must not</source>
+        <translation>已拦截：密码差点被填到不该填的地方</translation>
+    </message>
+    <message>
+        <source>Some input is not valid</source>
+        <translation>输入有误</translation>
+    </message>
+    <message>
+        <source>The configuration is not valid</source>
+        <translation>配置有误</translation>
+    </message>
+    <message>
+        <source>The task is not valid</source>
+        <translation>任务内容有误</translation>
+    </message>
+    <message>
+        <source>There is no such task</source>
+        <translation>没有这个任务</translation>
+    </message>
+    <message>
+        <source>The vault key is missing or wrong</source>
+        <translation>密钥缺失或不匹配</translation>
+    </message>
+    <message>
+        <source>The queue is full; nothing was added</source>
+        <translation>队列已满，未添加任何任务</translation>
+    </message>
+    <message>
+        <source>This cannot be done right now</source>
+        <translation>当前无法执行此操作</translation>
+    </message>
+    <message>
+        <source>This computer lacks something ShopFleet needs</source>
+        <translation>这台电脑缺少 ShopFleet 需要的组件</translation>
+    </message>
+    <message>
+        <source>The disk is full; nothing was written</source>
+        <translation>磁盘已满，未写入任何内容</translation>
+    </message>
+    <message>
+        <source>The database is closed</source>
+        <translation>数据库已关闭</translation>
+    </message>
+    <message>
+        <source>The shared queue cannot be reached; try again</source>
+        <translation>无法连接共享队列，请稍后再试</translation>
+    </message>
+    <message>
+        <source>Another worker took over the task</source>
+        <translation>任务已被其他工作节点接管</translation>
+    </message>
+    <message>
+        <source>Queue</source>
+        <translation>队列</translation>
+    </message>
+    <message>
+        <source>Browser pool</source>
+        <translation>浏览器池</translation>
+    </message>
+    <message>
+        <source>Database</source>
+        <translation>数据库</translation>
+    </message>
+    <message>
+        <source>Most queued tasks</source>
+        <translation>最多排队任务数</translation>
+    </message>
+    <message>
+        <source>Submissions beyond this many waiting tasks are refused.</source>
+        <translation>等待中的任务超过此数量时拒绝新提交。</translation>
+    </message>
+    <message>
+        <source>Extra room for urgent tasks (share)</source>
+        <translation>紧急任务额外预留（比例）</translation>
+    </message>
+    <message>
+        <source>Beyond the most queued tasks, this share (0–1) more is kept for urgent tasks.</source>
+        <translation>在最多排队任务数之外，再按此比例（0–1）为紧急任务预留空间。</translation>
+    </message>
+    <message>
+        <source>Tasks per shop at once</source>
+        <translation>每个店铺同时运行的任务数</translation>
+    </message>
+    <message>
+        <source>How many tasks of one shop may run at the same time.</source>
+        <translation>同一店铺最多同时运行几个任务。</translation>
+    </message>
+    <message>
+        <source>Lease (seconds)</source>
+        <translation>任务租约（秒）</translation>
+    </message>
+    <message>
+        <source>How long a worker holds a task before others may take it over.</source>
+        <translation>工作节点持有任务多久后其他节点可接管。</translation>
+    </message>
+    <message>
+        <source>Look for lost tasks every (seconds)</source>
+        <translation>检查丢失任务的间隔（秒）</translation>
+    </message>
+    <message>
+        <source>How often tasks of vanished workers are put back.</source>
+        <translation>多久把失联节点的任务放回队列一次。</translation>
+    </message>
+    <message>
+        <source>Heartbeat (seconds)</source>
+        <translation>心跳间隔（秒）</translation>
+    </message>
+    <message>
+        <source>How often a worker says it is alive.</source>
+        <translation>工作节点多久报告一次在线。</translation>
+    </message>
+    <message>
+        <source>Worker lost after (seconds)</source>
+        <translation>判定失联时间（秒）</translation>
+    </message>
+    <message>
+        <source>A worker silent this long is shown as lost.</source>
+        <translation>工作节点超过此时间无心跳即显示为失联。</translation>
+    </message>
+    <message>
+        <source>Most attempts</source>
+        <translation>最多尝试次数</translation>
+    </message>
+    <message>
+        <source>After this many failed attempts a task goes to quarantine.</source>
+        <translation>失败达到此次数后任务进入隔离区。</translation>
+    </message>
+    <message>
+        <source>First retry after (seconds)</source>
+        <translation>首次重试等待（秒）</translation>
+    </message>
+    <message>
+        <source>The wait before a failed task is tried again; it doubles each time.</source>
+        <translation>失败任务重试前的等待时间，每次加倍。</translation>
+    </message>
+    <message>
+        <source>Longest retry wait (seconds)</source>
+        <translation>最长重试等待（秒）</translation>
+    </message>
+    <message>
+        <source>The retry wait never grows beyond this.</source>
+        <translation>重试等待时间不会超过此值。</translation>
+    </message>
+    <message>
+        <source>Largest task (bytes)</source>
+        <translation>任务最大大小（字节）</translation>
+    </message>
+    <message>
+        <source>A task whose data is bigger is refused.</source>
+        <translation>数据超过此大小的任务会被拒绝。</translation>
+    </message>
+    <message>
+        <source>Priority gained per minute of waiting</source>
+        <translation>每等待一分钟提升的优先级</translation>
+    </message>
+    <message>
+        <source>Waiting tasks move up by this much each minute, so none waits forever.</source>
+        <translation>等待中的任务每分钟提升这么多优先级，避免任务一直等待。</translation>
+    </message>
+    <message>
+        <source>Jump the queue after (minutes)</source>
+        <translation>等待多久后插队（分钟）</translation>
+    </message>
+    <message>
+        <source>A task waiting this long goes ahead of all normal work.</source>
+        <translation>等待超过此时间的任务排在所有普通任务之前。</translation>
+    </message>
+    <message>
+        <source>Bonus for retried tasks</source>
+        <translation>重试任务加分</translation>
+    </message>
+    <message>
+        <source>Added to the priority of a task being retried.</source>
+        <translation>重试任务的优先级额外加上此值。</translation>
+    </message>
+    <message>
+        <source>Preempt when ahead by</source>
+        <translation>抢占所需的优先级差</translation>
+    </message>
+    <message>
+        <source>A waiting task this much more urgent than a running one suspends it at a safe step.</source>
+        <translation>等待任务比运行中的任务紧急这么多时，会在安全步骤挂起后者。</translation>
+    </message>
+    <message>
+        <source>Re-rate urgency every (seconds)</source>
+        <translation>重新评估紧急程度的间隔（秒）</translation>
+    </message>
+    <message>
+        <source>How often deadlines and platform rules are re-evaluated.</source>
+        <translation>多久重新计算一次截止时间和平台规则。</translation>
+    </message>
+    <message>
+        <source>Most browsers</source>
+        <translation>最多浏览器数</translation>
+    </message>
+    <message>
+        <source>How many browsers may run at the same time.</source>
+        <translation>最多同时运行的浏览器数量。</translation>
+    </message>
+    <message>
+        <source>Browsers kept ready</source>
+        <translation>预热浏览器数</translation>
+    </message>
+    <message>
+        <source>Browsers started ahead of work, so tasks start at once.</source>
+        <translation>提前启动的浏览器，任务可立即开始。</translation>
+    </message>
+    <message>
+        <source>Tasks per browser before a restart</source>
+        <translation>浏览器重启前的任务数</translation>
+    </message>
+    <message>
+        <source>A browser is replaced after this many tasks.</source>
+        <translation>浏览器运行这么多任务后会被替换。</translation>
+    </message>
+    <message>
+        <source>Close idle browsers after (seconds)</source>
+        <translation>空闲浏览器关闭时间（秒）</translation>
+    </message>
+    <message>
+        <source>A browser with nothing to do this long is closed.</source>
+        <translation>空闲超过此时间的浏览器会被关闭。</translation>
+    </message>
+    <message>
+        <source>Closing a browser may take (seconds)</source>
+        <translation>关闭浏览器的等待时间（秒）</translation>
+    </message>
+    <message>
+        <source>After this, a browser that does not close is killed.</source>
+        <translation>超过此时间仍未关闭的浏览器会被强制结束。</translation>
+    </message>
+    <message>
+        <source>Step time limit (seconds)</source>
+        <translation>单步时限（秒）</translation>
+    </message>
+    <message>
+        <source>A step that takes longer fails with a time-out.</source>
+        <translation>超过此时间的步骤按超时失败处理。</translation>
+    </message>
+    <message>
+        <source>Shops per browser</source>
+        <translation>每个浏览器的店铺数</translation>
+    </message>
+    <message>
+        <source>How many shops share one browser, each in its own profile.</source>
+        <translation>多少个店铺共用一个浏览器，每个店铺使用独立的配置。</translation>
+    </message>
+    <message>
+        <source>Prepare shop profiles ahead</source>
+        <translation>提前准备店铺配置</translation>
+    </message>
+    <message>
+        <source>Open shop profiles before their tasks start.</source>
+        <translation>在任务开始前打开店铺配置。</translation>
+    </message>
+    <message>
+        <source>Failures before tripping</source>
+        <translation>熔断前允许的失败次数</translation>
+    </message>
+    <message>
+        <source>This many site failures in the window trip the site's breaker: its tasks stop.</source>
+        <translation>统计窗口内站点失败达到此次数即熔断：该站点的任务停止。</translation>
+    </message>
+    <message>
+        <source>Counting window (seconds)</source>
+        <translation>统计窗口（秒）</translation>
+    </message>
+    <message>
+        <source>Failures older than this no longer count.</source>
+        <translation>早于此时间的失败不再计入。</translation>
+    </message>
+    <message>
+        <source>First probe after (seconds)</source>
+        <translation>首次试探等待（秒）</translation>
+    </message>
+    <message>
+        <source>A tripped breaker tries one task after this long.</source>
+        <translation>熔断后等待这么久再试探运行一个任务。</translation>
+    </message>
+    <message>
+        <source>Longest wait between probes (seconds)</source>
+        <translation>两次试探的最长间隔（秒）</translation>
+    </message>
+    <message>
+        <source>The wait between probes never grows beyond this.</source>
+        <translation>试探间隔不会超过此值。</translation>
+    </message>
+    <message>
+        <source>Browser program</source>
+        <translation>浏览器程序</translation>
+    </message>
+    <message>
+        <source>The browser to drive; empty: find Chrome or Edge.</source>
+        <translation>要使用的浏览器；留空则自动查找 Chrome 或 Edge。</translation>
+    </message>
+    <message>
+        <source>Browser channel</source>
+        <translation>浏览器渠道</translation>
+    </message>
+    <message>
+        <source>Which installed browser to use (chrome, msedge).</source>
+        <translation>使用哪个已安装的浏览器（chrome、msedge）。</translation>
+    </message>
+    <message>
+        <source>Hide browser windows</source>
+        <translation>隐藏浏览器窗口</translation>
+    </message>
+    <message>
+        <source>Run browsers without showing their windows.</source>
+        <translation>运行浏览器时不显示窗口。</translation>
+    </message>
+    <message>
+        <source>Extra browser arguments</source>
+        <translation>额外浏览器参数</translation>
+    </message>
+    <message>
+        <source>Command-line switches passed to the browser.</source>
+        <translation>传给浏览器的命令行参数。</translation>
+    </message>
+    <message>
+        <source>Host resolver rules</source>
+        <translation>主机解析规则</translation>
+    </message>
+    <message>
+        <source>For testing: send site names to other addresses.</source>
+        <translation>测试用：把站点域名解析到其他地址。</translation>
+    </message>
+    <message>
+        <source>Database file</source>
+        <translation>数据库文件</translation>
+    </message>
+    <message>
+        <source>The SQLite file holding the queue and history.</source>
+        <translation>保存队列和历史的 SQLite 文件。</translation>
+    </message>
+    <message>
+        <source>Shared queue address</source>
+        <translation>共享队列地址</translation>
+    </message>
+    <message>
+        <source>A Redis address shared by several computers; empty: this computer only.</source>
+        <translation>多台电脑共用的 Redis 地址；留空则只用本机。</translation>
+    </message>
+    <message>
+        <source>Shared queue name prefix</source>
+        <translation>共享队列名称前缀</translation>
+    </message>
+    <message>
+        <source>Keeps several fleets apart on one Redis.</source>
+        <translation>在同一个 Redis 上区分多个集群。</translation>
+    </message>
+    <message>
+        <source>Write safety</source>
+        <translation>写入安全级别</translation>
+    </message>
+    <message>
+        <source>How carefully each write reaches the disk (FULL is safest).</source>
+        <translation>每次写入落盘的谨慎程度（FULL 最安全）。</translation>
+    </message>
+    <message>
+        <source>Writes per commit</source>
+        <translation>每次提交的写入数</translation>
+    </message>
+    <message>
+        <source>How many writes are saved together.</source>
+        <translation>多少次写入一起保存。</translation>
+    </message>
+    <message>
+        <source>Wait for a busy database (seconds)</source>
+        <translation>数据库忙时等待（秒）</translation>
+    </message>
+    <message>
+        <source>How long to wait when another program holds the database.</source>
+        <translation>其他程序占用数据库时等待多久。</translation>
+    </message>
+    <message>
+        <source>deadline</source>
+        <translation>截止</translation>
+    </message>
+    <message>
+        <source>score</source>
+        <translation>分数</translation>
+    </message>
+    <message>
+        <source>attempts</source>
+        <translation>尝试</translation>
+    </message>
+    <message>
+        <source>waited</source>
+        <translation>已等待</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>步骤</translation>
+    </message>
+    <message>
+        <source>open for</source>
+        <translation>已打开</translation>
+    </message>
+    <message>
+        <source>signature</source>
+        <translation>特征</translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>%1 recent failures</source>
+        <translation>近期失败 %1 次</translation>
+    </message>
+    <message>
+        <source>The task failed (%1)</source>
+        <translation>任务失败（%1）</translation>
+    </message>
+    <message>
+        <source>All sites (global)</source>
+        <translation>所有站点（全局）</translation>
+    </message>
+    <message>
+        <source>%1s</source>
+        <translation>%1秒</translation>
+    </message>
+    <message>
+        <source>%1m %2s</source>
+        <translation>%1分%2秒</translation>
+    </message>
+    <message>
+        <source>%1h %2m</source>
+        <translation>%1小时%2分</translation>
+    </message>
+    <message>
+        <source>%1d %2h</source>
+        <translation>%1天%2小时</translation>
+    </message>
+    <message>
+        <source>%1 rows</source>
+        <translation>%1 条</translation>
+    </message>
+    <message>
+        <source>a changed page layout</source>
+        <translation>页面改版</translation>
+    </message>
+    <message>
+        <source>a CAPTCHA</source>
+        <translation>验证码</translation>
+    </message>
+    <message>
+        <source>crashing pages</source>
+        <translation>页面崩溃</translation>
+    </message>
+    <message>
+        <source>server errors</source>
+        <translation>服务器错误</translation>
+    </message>
+    <message>
+        <source>rate limiting</source>
+        <translation>速率限制</translation>
+    </message>
+    <message>
+        <source>Demo: the practice site now shows %1 on %2</source>
+        <translation>演示：练习网站的 %2 现在出现%1</translation>
+    </message>
+    <message>
+        <source>Demo tasks</source>
+        <translation>演示任务</translation>
+    </message>
+    <message>
+        <source> — demo</source>
+        <translation> — 演示</translation>
     </message>
 </context>
 </TS>

@@ -91,7 +91,7 @@ ZH_CN = {
     "Message": "信息",
     "Name": "名称",
     "New ticket": "新工单",
-    "Next probe": "下次探测",
+    "Next probe": "下次试探",
     "Note": "备注",
     "Oldest wait (s)": "最长等待（秒）",
     "Open breaker": "断开熔断器",
@@ -298,3 +298,332 @@ ZH_CN = {
     "Every console and worker on this store shares its queue":
         "连接此存储的所有控制台和工作节点共享同一队列",
 }
+
+# -- issue 16: the operator's words (docs/glossary.md), menus, names of codes ---------------
+ZH_CN.update({
+    "%1 was refused: %2": "%1 未执行：%2",
+    "Check the field %1.": "请检查字段 %1。",
+    "Details": "详情",
+    "Site": "站点",
+    "Site paused": "站点已暂停",
+    "Rate limit": "限速",
+    "Problem": "问题",
+    "Rate limit levels (tokens / burst)": "限速余量（令牌 / 突发容量）",
+    "probe in %1": "%1 后试探",
+    "%1 recent failures": "近期失败 %1 次",
+    "all normal": "全部正常",
+    " /s": " 次/秒",
+    'The language changes at once; "System" follows the computer\'s language.':
+        "语言立即切换；“跟随系统”使用电脑的语言。",
+    "Play a sound when a new ticket opens": "有新工单时播放提示音",
+    "Notifications": "通知",
+    'Changes to the configuration apply when the console starts again; rate limits and '
+    'breakers change live in the "Rate limits & breakers" view.':
+        "配置修改在控制台重启后生效；限速和熔断器可在“限速与熔断”页面实时修改。",
+    "Rate limits (TOML)": "限速（TOML）",
+    "No task is waiting. Submit tasks with Tasks → Submit… (%1), or import a JSON file there.":
+        "没有等待中的任务。可通过“任务 → 提交…”（%1）提交任务，或在那里导入 JSON 文件。",
+    "Nothing is running. Tasks start here as soon as a browser and the site's rate limit "
+    "allow; pending tasks are under Pending.":
+        "当前没有运行中的任务。只要浏览器和站点限速允许，任务就会在这里开始运行；排队的任务在“待处理”中。",
+    "No task is suspended. A running task lands here when more urgent work preempts it; it "
+    "resumes by itself.":
+        "没有挂起的任务。运行中的任务被更紧急的工作抢占时会出现在这里，之后会自动继续。",
+    "Quarantine is empty. Tasks that failed every attempt come here; release them once the "
+    "cause is fixed.":
+        "隔离区为空。所有尝试都失败的任务会进入这里；问题解决后可将其移出隔离。",
+    "No ticket is open: nothing needs a person. A ticket appears here (and in the tray) when "
+    "a task needs you.":
+        "没有待处理的工单，暂时不需要人工。任务需要您处理时，工单会出现在这里（以及托盘图标上）。",
+    "No task has finished yet. Finished, failed and cancelled tasks are listed here.":
+        "还没有结束的任务。已完成、失败和已取消的任务会列在这里。",
+    "No shops yet. Add one with the command line: shopfleet shop add NAME --platform pdd "
+    "--url https://…":
+        "还没有店铺。可用命令行添加：shopfleet shop add 店铺名 --platform pdd --url https://…",
+    "No rate limit has been used yet. Each site gets one when its first task runs; change it "
+    "with Shops → Rate limit… (%1).":
+        "尚未使用任何限速。每个站点在第一个任务运行时获得限速；可通过“店铺 → 限速…”（%1）修改。",
+    "No breaker yet: each site gets one when its tasks run.":
+        "还没有熔断器：每个站点在其任务运行时获得一个熔断器。",
+    "The knowledge base is empty. Every ticket you answer is kept here, and shown when the "
+    "same failure comes back.":
+        "知识库为空。您处理过的每个工单都会保存在这里，同样的失败再次出现时会显示出来。",
+    'No rules. Tick "Make this a rule" when answering a ticket to answer such failures by '
+    'themselves.':
+        "没有规则。处理工单时勾选“设为规则”，以后同类失败会自动处理。",
+    "Only this console works on this queue. Other computers appear here when they run: "
+    "shopfleet worker":
+        "目前只有本控制台在处理这个队列。其他电脑运行 shopfleet worker 后会出现在这里。",
+    "Cancel the task: drop it, do not run it again": "终止任务：放弃该任务，不再运行",
+    "Show technical details": "显示技术详情",
+    "Hide technical details": "隐藏技术详情",
+    "Send answer": "提交处理",
+    "Send answer to %1 tickets": "提交处理（%1 个工单）",
+    "Close (leave the ticket open)": "关闭（工单保持待处理）",
+    "Breaker tripped": "已熔断",
+    "Toolbar": "工具栏",
+    "Show ShopFleet": "显示 ShopFleet",
+    "Copied %1": "已复制 %1",
+    "Export table": "导出表格",
+    "Excel workbook (*.xlsx)": "Excel 工作簿 (*.xlsx)",
+    "CSV, UTF-8 (*.csv)": "CSV，UTF-8 (*.csv)",
+    "Export": "导出",
+    "Exported %1 to %2": "已导出 %1 到 %2",
+    "Pause all": "全部暂停",
+    "Resume all": "全部恢复",
+    "Delete rules": "删除规则",
+    "Delete %1 rule(s)? Their failures open tickets again.":
+        "删除 %1 条规则？同类失败将重新生成工单。",
+    "Delete rule": "删除规则",
+    "ShopFleet %1 — runs the daily work of many online shops in real browsers.\nStore: %2":
+        "ShopFleet %1 — 在真实浏览器中完成多个网店的日常工作。\n存储：%2",
+    "ShopFleet: %1 open ticket(s)": "ShopFleet：%1 个待处理工单",
+    "ShopFleet": "ShopFleet",
+    "ALL PAUSED: no new task starts (Tasks → Resume all)":
+        "已全部暂停：不会启动新任务（任务 → 全部恢复）",
+    "breaker tripped: %1": "已熔断：%1",
+    "Cancel task": "取消任务",
+    "Start no more tasks on this computer; running ones finish. Press again to resume all.":
+        "本机不再启动新任务，运行中的任务继续完成。再按一次全部恢复。",
+    "Work": "工作",
+    "Sites": "站点",
+    "Overview": "概览",
+    "&File": "文件(&F)",
+    "&Edit": "编辑(&E)",
+    "&View": "视图(&V)",
+    "&Tasks": "任务(&T)",
+    "Tic&kets": "工单(&K)",
+    "&Shops": "店铺(&S)",
+    "&Help": "帮助(&H)",
+    "Export table…": "导出表格…",
+    "Save the whole table as a CSV or Excel file": "将整个表格保存为 CSV 或 Excel 文件",
+    "Export selection…": "导出所选…",
+    "Save the selected rows as a CSV or Excel file": "将所选行保存为 CSV 或 Excel 文件",
+    "Quit": "退出",
+    "Stop the engine (running tasks save their place) and close":
+        "停止引擎（运行中的任务会保存进度）并关闭",
+    "Copy": "复制",
+    "Copy the selected rows as text (tab-separated, pastes into a spreadsheet)":
+        "以文本复制所选行（制表符分隔，可直接粘贴到表格软件）",
+    "Select all": "全选",
+    "Select every row": "选择所有行",
+    "Find…": "查找…",
+    "Go to the filter of this table": "转到本表的筛选框",
+    "Next view": "下一个页面",
+    "Show the next view": "显示下一个页面",
+    "Previous view": "上一个页面",
+    "Show the previous view": "显示上一个页面",
+    "Task details": "任务详情",
+    "Show or hide the task details beside the table": "显示或隐藏表格旁的任务详情",
+    "Change priority…": "调整优先级…",
+    "Change priority": "调整优先级",
+    "Release from quarantine": "移出隔离",
+    "Answer the selected tickets (several at once get the same answer)":
+        "处理所选工单（多选时统一处理）",
+    "Enable rule": "启用规则",
+    "Let the selected rules answer failures again": "让所选规则重新自动处理失败",
+    "Disable rule": "停用规则",
+    "Stop the selected rules; their failures open tickets again":
+        "停用所选规则；同类失败将重新生成工单",
+    "Delete rule…": "删除规则…",
+    "Delete the selected rules": "删除所选规则",
+    "Pause site": "暂停站点",
+    "Resume site": "恢复站点",
+    "Rate limit…": "限速…",
+    "Change how many requests per second a site gets": "修改站点每秒允许的请求数",
+    "Trip breaker": "手动熔断",
+    "Reset breaker": "解除熔断",
+    "Keyboard shortcuts": "快捷键",
+    "Every action and its key": "所有操作及其快捷键",
+    "About ShopFleet": "关于 ShopFleet",
+    "Version and data folder": "版本与数据文件夹",
+    "Show this view": "显示此页面",
+    "Rate limits & breakers": "限速与熔断",
+    "Reply to customers": "回复客户",
+    "Campaign sign-up": "活动报名",
+    "Upload products": "上传商品",
+    "Collect data": "采集数据",
+    "Pinduoduo": "拼多多",
+    "Quarantined": "已隔离",
+    "Done": "已完成",
+    "Failed": "失败",
+    "Cancelled": "已取消",
+    "To do": "待执行",
+    "Current": "当前",
+    "Unknown": "未知",
+    "Skipped": "已跳过",
+    "Replayed": "已重放",
+    "Verified": "已核实",
+    "Online": "在线",
+    "Stopped": "已停止",
+    "Lost": "失联",
+    "Open": "待处理",
+    "Answered": "已处理",
+    "Normal": "正常",
+    "Tripped": "已熔断",
+    "Probing": "试探中",
+    "Resume": "继续",
+    "Skip step": "跳过此步",
+    "Mark done": "标为完成",
+    "Ask a person": "转人工",
+    "Retry later": "稍后重试",
+    "The site did not answer properly (server error or no connection)":
+        "站点未正常响应（服务器错误或无法连接）",
+    "The site asked to slow down (rate limited)": "站点要求放慢速度（触发速率限制）",
+    "The page has changed: an element the flow needs is missing":
+        "页面已改版：找不到流程需要的元素",
+    "A CAPTCHA or login check on the page needs a person": "页面出现验证码或登录校验，需要人工处理",
+    "A change was cut off: check on the site whether it went through":
+        "修改操作被中断：请到站点上确认是否已生效",
+    "The browser crashed": "浏览器崩溃",
+    "A step took too long": "步骤超时",
+    "The task failed": "任务失败",
+    "Stopped at the trust boundary": "已在安全边界处拦截",
+    "Stopped: the page went to a site the shop does not allow":
+        "已拦截：页面跳转到了店铺不允许的站点",
+    "Stopped: a password would have gone where it must not": "已拦截：密码差点被填到不该填的地方",
+    "Some input is not valid": "输入有误",
+    "The configuration is not valid": "配置有误",
+    "The task is not valid": "任务内容有误",
+    "There is no such task": "没有这个任务",
+    "The vault key is missing or wrong": "密钥缺失或不匹配",
+    "The queue is full; nothing was added": "队列已满，未添加任何任务",
+    "This cannot be done right now": "当前无法执行此操作",
+    "This computer lacks something ShopFleet needs": "这台电脑缺少 ShopFleet 需要的组件",
+    "The disk is full; nothing was written": "磁盘已满，未写入任何内容",
+    "The database is closed": "数据库已关闭",
+    "The shared queue cannot be reached; try again": "无法连接共享队列，请稍后再试",
+    "Another worker took over the task": "任务已被其他工作节点接管",
+    "Queue": "队列",
+    "Browser pool": "浏览器池",
+    "Database": "数据库",
+    "Most queued tasks": "最多排队任务数",
+    "Submissions beyond this many waiting tasks are refused.": "等待中的任务超过此数量时拒绝新提交。",
+    "Room kept for urgent tasks": "紧急任务预留名额",
+    "Queue places only urgent tasks may use when it is nearly full.":
+        "队列接近满时只留给紧急任务的名额。",
+    "Tasks per shop at once": "每个店铺同时运行的任务数",
+    "How many tasks of one shop may run at the same time.": "同一店铺最多同时运行几个任务。",
+    "Lease (seconds)": "任务租约（秒）",
+    "How long a worker holds a task before others may take it over.":
+        "工作节点持有任务多久后其他节点可接管。",
+    "Look for lost tasks every (seconds)": "检查丢失任务的间隔（秒）",
+    "How often tasks of vanished workers are put back.": "多久把失联节点的任务放回队列一次。",
+    "Heartbeat (seconds)": "心跳间隔（秒）",
+    "How often a worker says it is alive.": "工作节点多久报告一次在线。",
+    "Worker lost after (seconds)": "判定失联时间（秒）",
+    "A worker silent this long is shown as lost.": "工作节点超过此时间无心跳即显示为失联。",
+    "Most attempts": "最多尝试次数",
+    "After this many failed attempts a task goes to quarantine.": "失败达到此次数后任务进入隔离区。",
+    "First retry after (seconds)": "首次重试等待（秒）",
+    "The wait before a failed task is tried again; it doubles each time.":
+        "失败任务重试前的等待时间，每次加倍。",
+    "Longest retry wait (seconds)": "最长重试等待（秒）",
+    "The retry wait never grows beyond this.": "重试等待时间不会超过此值。",
+    "Largest task (bytes)": "任务最大大小（字节）",
+    "A task whose data is bigger is refused.": "数据超过此大小的任务会被拒绝。",
+    "Priority gained per minute of waiting": "每等待一分钟提升的优先级",
+    "Waiting tasks move up by this much each minute, so none waits forever.":
+        "等待中的任务每分钟提升这么多优先级，避免任务一直等待。",
+    "Jump the queue after (minutes)": "等待多久后插队（分钟）",
+    "A task waiting this long goes ahead of all normal work.": "等待超过此时间的任务排在所有普通任务之前。",
+    "Bonus for retried tasks": "重试任务加分",
+    "Added to the priority of a task being retried.": "重试任务的优先级额外加上此值。",
+    "Preempt when ahead by": "抢占所需的优先级差",
+    "A waiting task this much more urgent than a running one suspends it at a safe step.":
+        "等待任务比运行中的任务紧急这么多时，会在安全步骤挂起后者。",
+    "Re-rate urgency every (seconds)": "重新评估紧急程度的间隔（秒）",
+    "How often deadlines and platform rules are re-evaluated.": "多久重新计算一次截止时间和平台规则。",
+    "Most browsers": "最多浏览器数",
+    "How many browsers may run at the same time.": "最多同时运行的浏览器数量。",
+    "Browsers kept ready": "预热浏览器数",
+    "Browsers started ahead of work, so tasks start at once.": "提前启动的浏览器，任务可立即开始。",
+    "Tasks per browser before a restart": "浏览器重启前的任务数",
+    "A browser is replaced after this many tasks.": "浏览器运行这么多任务后会被替换。",
+    "Close idle browsers after (seconds)": "空闲浏览器关闭时间（秒）",
+    "A browser with nothing to do this long is closed.": "空闲超过此时间的浏览器会被关闭。",
+    "Closing a browser may take (seconds)": "关闭浏览器的等待时间（秒）",
+    "After this, a browser that does not close is killed.": "超过此时间仍未关闭的浏览器会被强制结束。",
+    "Step time limit (seconds)": "单步时限（秒）",
+    "A step that takes longer fails with a time-out.": "超过此时间的步骤按超时失败处理。",
+    "Shops per browser": "每个浏览器的店铺数",
+    "How many shops share one browser, each in its own profile.":
+        "多少个店铺共用一个浏览器，每个店铺使用独立的配置。",
+    "Prepare shop profiles ahead": "提前准备店铺配置",
+    "Open shop profiles before their tasks start.": "在任务开始前打开店铺配置。",
+    "Failures before tripping": "熔断前允许的失败次数",
+    "This many site failures in the window trip the site's breaker: its tasks stop.":
+        "统计窗口内站点失败达到此次数即熔断：该站点的任务停止。",
+    "Counting window (seconds)": "统计窗口（秒）",
+    "Failures older than this no longer count.": "早于此时间的失败不再计入。",
+    "First probe after (seconds)": "首次试探等待（秒）",
+    "A tripped breaker tries one task after this long.": "熔断后等待这么久再试探运行一个任务。",
+    "Longest wait between probes (seconds)": "两次试探的最长间隔（秒）",
+    "The wait between probes never grows beyond this.": "试探间隔不会超过此值。",
+    "Browser program": "浏览器程序",
+    "The browser to drive; empty: find Chrome or Edge.": "要使用的浏览器；留空则自动查找 Chrome 或 Edge。",
+    "Browser channel": "浏览器渠道",
+    "Which installed browser to use (chrome, msedge).": "使用哪个已安装的浏览器（chrome、msedge）。",
+    "Hide browser windows": "隐藏浏览器窗口",
+    "Run browsers without showing their windows.": "运行浏览器时不显示窗口。",
+    "Extra browser arguments": "额外浏览器参数",
+    "Command-line switches passed to the browser.": "传给浏览器的命令行参数。",
+    "Host resolver rules": "主机解析规则",
+    "For testing: send site names to other addresses.": "测试用：把站点域名解析到其他地址。",
+    "Database file": "数据库文件",
+    "The SQLite file holding the queue and history.": "保存队列和历史的 SQLite 文件。",
+    "Shared queue address": "共享队列地址",
+    "A Redis address shared by several computers; empty: this computer only.":
+        "多台电脑共用的 Redis 地址；留空则只用本机。",
+    "Shared queue name prefix": "共享队列名称前缀",
+    "Keeps several fleets apart on one Redis.": "在同一个 Redis 上区分多个集群。",
+    "Write safety": "写入安全级别",
+    "How carefully each write reaches the disk (FULL is safest).": "每次写入落盘的谨慎程度（FULL 最安全）。",
+    "Writes per commit": "每次提交的写入数",
+    "How many writes are saved together.": "多少次写入一起保存。",
+    "Wait for a busy database (seconds)": "数据库忙时等待（秒）",
+    "How long to wait when another program holds the database.": "其他程序占用数据库时等待多久。",
+    "The task failed (%1)": "任务失败（%1）",
+    "All sites (global)": "所有站点（全局）",
+    "%1s": "%1秒",
+    "%1m %2s": "%1分%2秒",
+    "%1h %2m": "%1小时%2分",
+    "%1d %2h": "%1天%2小时",
+    "%1 rows": "%1 条",
+    # wording fixes (glossary): trips are 熔断次数
+    "Trips": "熔断次数",
+    "in %1": "%1后",
+    "%1 ago": "%1前",
+    "%1 late": "已超时 %1",
+})
+ZH_CN.update({
+    "a changed page layout": "页面改版",
+    "a CAPTCHA": "验证码",
+    "crashing pages": "页面崩溃",
+    "server errors": "服务器错误",
+    "rate limiting": "速率限制",
+    "Demo: the practice site now shows %1 on %2": "演示：练习网站的 %2 现在出现%1",
+    "Demo tasks": "演示任务",
+    " — demo": " — 演示",
+})
+ZH_CN.update({
+    "ShopFleet will use %1.": "ShopFleet 将使用 %1。",
+    'No browser found. Install Google Chrome or Microsoft Edge, or use "Install browser" to '
+    'download Chromium.': "未找到浏览器。请安装 Google Chrome 或 Microsoft Edge，或点击“安装浏览器”下载 Chromium。",
+})
+ZH_CN.update({
+    "Chromium is installed.": "Chromium 已安装。",
+    "The browser could not be downloaded: this computer cannot reach the download server (no "
+    "internet connection, or a proxy or firewall in the way). Connect to the internet and try "
+    "again, or install Google Chrome or Microsoft Edge, which need no download.":
+        "无法下载浏览器：这台电脑连不上下载服务器（没有网络，或被代理、防火墙拦截）。请联网后重试，或安装无需下载的 Google Chrome 或 Microsoft Edge。",
+})
+ZH_CN.update({
+    "The same answer goes to %1 more selected ticket(s).": "同样的处理会同时用于另外 %1 个已选工单。",
+})
+ZH_CN.update({"Failure": "失败情况"})
+ZH_CN.update({
+    "Extra room for urgent tasks (share)": "紧急任务额外预留（比例）",
+    "Beyond the most queued tasks, this share (0–1) more is kept for urgent tasks.":
+        "在最多排队任务数之外，再按此比例（0–1）为紧急任务预留空间。",
+})

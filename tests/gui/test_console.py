@@ -222,7 +222,9 @@ def test_gate_rate_and_breakers(window: Any, run: Run, host: EngineHost) -> None
         return next(b.state.value for b in st.breakers if b.name == name)
 
     run.until(lambda: state() == "open")
-    run.until(lambda: "open" in window.status_alert.text())
+    # A site's breaker reads "tripped"; the pool's, tripped by hand, is "pause all".
+    run.until(lambda: "tripped" in window.status_alert.text()
+              or "ALL PAUSED" in window.status_alert.text())
     trigger(window, "breaker_close")
     run.until(lambda: state() == "closed")
 
@@ -280,8 +282,9 @@ def test_refused_action_shows_a_message_and_the_window_goes_on(
     run.until(lambda: window.presenter.last_box is not None
               and window.presenter.last_box.isVisible())
     box = window.presenter.last_box
-    assert "non-interruptible" in box.informativeText()
-    assert box.detailedText() == ""  # a known refusal: no traceback
+    assert "cannot be done right now" in box.text()          # the translated headline
+    assert "non-interruptible" in box.detailedText()         # core's words, one click away
+    assert "Traceback" not in box.detailedText()             # a known refusal: no traceback
     box.close()
     # The window still works: cancel the same task.
     trigger(window, "cancel")
@@ -337,7 +340,8 @@ def test_detail_shows_flow_steps_with_write_marks(
     assert [s for _, s, _ in states[:3]] == ["done", "done", "current"]
     assert all(s == "todo" for _, s, _ in states[3:])
     assert [name for name, _, w in states if w] == ["send the reply"]
-    assert "site_failed" in window.detail.header.text()
+    assert "did not answer properly" in window.detail.header.text()  # the headline
+    assert "site_failed" in window.detail.header.toolTip()           # the detail, a hover away
     assert window.detail.events.topLevelItemCount() >= 3  # queued → running → waiting
 
 
@@ -386,11 +390,12 @@ def test_chinese_ui_and_switching_back(window: Any, run: Run) -> None:
 
     try:
         assert install_language("zh_CN") == "zh_CN"
-        run.until(lambda: window.tabs.tabText(0).startswith("待处理"))
-        assert window.acts["cancel"].text() == "取消"
+        run.until(lambda: window.view_title("pending").startswith("待处理"))
+        assert window.acts["cancel"].text() == "取消任务"
+        assert window.menus["tasks"].title() == "任务(&T)"
     finally:
         install_language("en")
-    run.until(lambda: window.tabs.tabText(0).startswith("Pending"))
+    run.until(lambda: window.view_title("pending").startswith("Pending"))
 
 
 def test_column_widths_are_remembered(window: Any, run: Run) -> None:

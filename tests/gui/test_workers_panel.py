@@ -83,8 +83,8 @@ def test_workers_table_shows_alive_and_lost_workers(
     run.until(lambda: model.rowCount() == 2)
     assert model.snapshot(silent).state == "lost"
     assert model.snapshot(busy).state == "alive"
-    assert _cell(console, silent, "state").data() == "lost"
-    assert _cell(console, busy, "state").data() == "alive"
+    assert _cell(console, silent, "state").data() == "Lost"
+    assert _cell(console, busy, "state").data() == "Online"
     assert _cell(console, silent, "host").data() == FAR
     assert _cell(console, silent, "owner").data() == "111/aaaa1111"
     assert _cell(console, silent, "slots").data() == "4"
@@ -99,13 +99,17 @@ def test_workers_table_shows_alive_and_lost_workers(
         lost_after + 5)
     # Lost is what the operator must notice: red; alive has no highlight.
     color = _cell(console, silent, "state").data(Qt.ItemDataRole.ForegroundRole)
-    assert color is not None and color.color().name() == "#b00020"
+    from desktop import palette
+
+    assert color is not None and color.color() == palette.signal("error")
     assert _cell(console, busy, "state").data(Qt.ItemDataRole.ForegroundRole) is None
     console._update_titles()
-    assert console.tabs.tabText(console.tabs.currentIndex()) == "Workers (1 · 1 lost)"
+    assert console.view_title(console.current_key()) == "Workers (1 · 1 lost)"
     # The lost worker's task went back to the queue; the status bar says where the store is.
     assert store.task(tid).state is TaskState.QUEUED
-    assert console.status_store.text() == f"store: {store.url}"
+    url = str(store.url)
+    assert console.status_store.text() == f"store: {url if len(url) <= 40 else '…' + url[-39:]}"
+    assert url in console.status_store.toolTip()
 
 
 def test_preempting_a_task_another_worker_runs(request: pytest.FixtureRequest, run: Run
