@@ -68,6 +68,17 @@ if TYPE_CHECKING:
         TicketAnswered,
         TicketOpened,
     )
+    from .flows.editing import (
+        STEP_ACTIONS,
+        FlowEntry,
+        FlowProblem,
+        flow_catalog,
+        flow_file_text,
+        read_flow_document,
+        save_flow_file,
+        user_flows_dir,
+        validate_flow_dict,
+    )
     from .paths import data_dir, default_db_path, resources_dir
     from .queries import (
         SORTS,
@@ -90,6 +101,7 @@ if TYPE_CHECKING:
         task_page,
         task_rows,
     )
+    from .recorder import RecordedFlow, ShopLogin, record_flow, write_flow_file
     from .selftest import run_self_test
     from .specs import TaskSpec, parse_specs
     from .store import (
@@ -106,6 +118,7 @@ if TYPE_CHECKING:
     from .store.base import Store, TicketBook
     from .tickets import Answer, KbAnswer, Rule, RuleAction, Ticket, TicketState
     from .vault import Vault
+    from .workbench import pick_locator, record_shop_flow, rename_params, run_flow_once
 
 _WHERE: dict[str, str] = {
     "Answer": ".tickets",
@@ -212,11 +225,30 @@ _WHERE: dict[str, str] = {
     "task_detail": ".queries",
     "task_page": ".queries",
     "task_rows": ".queries",
+    # --- #21 recorder and flow editor
+    "record_flow": ".recorder",
+    "RecordedFlow": ".recorder",
+    "ShopLogin": ".recorder",
+    "write_flow_file": ".recorder",
+    "FlowProblem": ".flows.editing",
+    "FlowEntry": ".flows.editing",
+    "STEP_ACTIONS": ".flows.editing",
+    "validate_flow_dict": ".flows.editing",
+    "flow_catalog": ".flows.editing",
+    "read_flow_document": ".flows.editing",
+    "save_flow_file": ".flows.editing",
+    "flow_file_text": ".flows.editing",
+    "user_flows_dir": ".flows.editing",
+    "run_flow_once": ".workbench",
+    "pick_locator": ".workbench",
+    "record_shop_flow": ".workbench",
+    "rename_params": ".workbench",
 }
 
 
 __all__ = [
     "SORTS",
+    "STEP_ACTIONS",
     "SYSTEM_CLOCK",
     "VIEWS",
     "Answer",
@@ -243,6 +275,8 @@ __all__ = [
     "Event",
     "EventBus",
     "FilterChoices",
+    "FlowEntry",
+    "FlowProblem",
     "GateChanged",
     "GateHeld",
     "GateLevel",
@@ -255,11 +289,13 @@ __all__ = [
     "PageChanged",
     "QueueStatus",
     "RateLimited",
+    "RecordedFlow",
     "Refused",
     "Rule",
     "RuleAction",
     "Settings",
     "ShopFleetError",
+    "ShopLogin",
     "ShopPaused",
     "ShopRecord",
     "ShopRow",
@@ -302,6 +338,8 @@ __all__ = [
     "demo_settings",
     "demo_specs",
     "filter_choices",
+    "flow_catalog",
+    "flow_file_text",
     "flow_names",
     "gates_toml",
     "install_browser",
@@ -310,17 +348,27 @@ __all__ = [
     "new_owner_id",
     "open_store",
     "parse_specs",
+    "pick_locator",
+    "read_flow_document",
     "read_json_file",
     "read_text_file",
+    "record_flow",
+    "record_shop_flow",
     "register_demo_shops",
+    "rename_params",
     "resources_dir",
+    "run_flow_once",
     "run_self_test",
+    "save_flow_file",
     "save_settings",
     "settings_from_dict",
     "shop_rows",
     "task_detail",
     "task_page",
     "task_rows",
+    "user_flows_dir",
+    "validate_flow_dict",
+    "write_flow_file",
 ]
 
 
