@@ -124,12 +124,14 @@ async def _open(settings: Settings, shop: _Shop, *, headed: bool,
         yield ShopBrowser(tc.context, tc.page, shop.info, evidence)
 
 
-async def run_flow_once(settings: Settings, store: Store, flow: Flow, params: Mapping[str, Any],
+async def run_flow_once(settings: Settings, store: Store, flow: Flow | Mapping[str, Any],
+                        params: Mapping[str, Any],
                         shop_name: str, *, headed: bool = True,
                         on_step: Callable[[Any], None] | None = None,
                         home: Path | None = None) -> dict[str, Any]:
     """Run one flow now on the shop's browser, step by step; returns the extracted results.
 
+    ``flow`` is a :class:`~core.flows.Flow` or a flow document (the editor's, validated here).
     The flow's placeholders are checked first (a missing parameter is refused before any
     browser opens). ``on_step`` gets each :class:`core.flows.StepEvent` (started, done,
     skipped, failed). No checkpoint is kept: it is a one-off run.
@@ -140,8 +142,11 @@ async def run_flow_once(settings: Settings, store: Store, flow: Flow, params: Ma
     """
     from .engine.gates import RateGates
     from .flows import Checkpoint, check_flow, default_asset_dirs, run_flow
+    from .flows.models import parse_flow
     from .store import domain_of
 
+    if not isinstance(flow, Flow):
+        flow = parse_flow(flow)
     gates = RateGates(settings.gates)
     assets = default_asset_dirs(settings.assets.dirs)
     shop = await _load_shop(store, settings, shop_name, home)

@@ -174,6 +174,9 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             else:
                 self.toolbar.addAction(self.acts[key])
         self.addToolBar(self.toolbar)
+        from .flow_editor import install_flow_editor  # #21: the flow editor's two entries
+
+        install_flow_editor(self)
         self.status_counts = QLabel(self)
         self.status_counts.setObjectName("status-counts")
         self.status_alert = QLabel(self)
