@@ -251,3 +251,45 @@ def test_the_console_window_opens_the_editor(qtbot: Any, window: Any) -> None:
     win = acts.windows[-1]
     qtbot.addWidget(win)
     assert win.isVisible() and win.editor.shop_combo.count() == 4
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_run_on_a_shop_with_real_chromium_stops_at_the_broken_step(
+        qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from core import Settings, demo_settings, open_store, read_flow_document
+    from core.demosite import DemoSite
+    from core.flows.editing import flow_catalog
+    from tests.integration.test_run_flow_cli import setup_shop
+
+    db = tmp_path / "e.db"
+    with DemoSite() as site:
+        setup_shop(str(db), site, monkeypatch)
+        store = open_store(demo_settings(Settings()), db)
+        try:
+            entry = next(e for e in flow_catalog([]) if e.name == "reply_customer")
+            doc = {**read_flow_document(entry), "name": "my_reply"}
+            ed = FlowEditor(store.settings, store, shops=["temu-2"], doc=doc, headed=False)
+            qtbot.addWidget(ed)
+            ed.params_edit.setPlainText("message_id=1\nreply=hello from the editor")
+            with qtbot.waitSignal(ed.run_finished, timeout=60_000) as sig:
+                ed.run()
+            assert sig.args == [True], ed.log.toPlainText()
+            assert [r["text"] for r in site.records(kind="reply")] == [
+                "hello from the editor"]
+            # Break the write step's locator: the run stops there, with its evidence.
+            send = next(i for i, s in enumerate(ed.steps) if s.get("write"))
+            ed.steps_list.setCurrentRow(send)
+            _retype(qtbot, ed.locator_edit, "#no-such-button")
+            ed.steps_list.setCurrentRow(0)
+            with qtbot.waitSignal(ed.run_finished, timeout=60_000) as sig:
+                ed.run()
+            assert sig.args == [False]
+            assert ed.current_row() == send
+            assert ed.steps_list.item(send).text().startswith("✗")
+            shot = next(line.split(": ", 1)[1] for line in ed.log.toPlainText().splitlines()
+                        if "evidence screenshot" in line)
+            assert Path(shot).read_bytes()[:4] == b"\x89PNG"
+            assert len(site.records(kind="reply")) == 1       # nothing written twice
+        finally:
+            store.close()
