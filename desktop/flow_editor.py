@@ -193,6 +193,8 @@ class FlowEditor(QWidget):
         head.addRow(self.start_label, self.start_edit)
         head.addRow(self.desc_label, self.desc_edit)
         open_row = QHBoxLayout()
+        self.open_label = QLabel(self)
+        open_row.addWidget(self.open_label)
         open_row.addWidget(self.open_combo, 1)
         open_row.addWidget(self.open_btn)
         head.addRow(open_row)
@@ -608,7 +610,7 @@ class FlowEditor(QWidget):
                 self.log.appendPlainText(tr("Note: %1", note))
             self.loaded.emit()
         elif what == "catalog":
-            current = self.open_combo.currentText()
+            current = self.open_combo.currentText() or self.name_edit.text()
             self.open_combo.clear()
             self.open_combo.addItems([e.name for e in result])
             self._catalog = {e.name: e for e in result}
@@ -768,6 +770,7 @@ class FlowEditor(QWidget):
         self.start_label.setText(tr("Start page"))
         self.desc_label.setText(tr("Description"))
         self.open_btn.setText(tr("Open"))
+        self.open_label.setText(tr("Edit an existing flow:"))
         self.insert_btn.setText(tr("Insert step"))
         self.delete_btn.setText(tr("Delete step"))
         self.up_btn.setText(tr("Move up"))

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from ..errors import SpecError
 from ..paths import data_dir_path, resources_dir
 from .models import ACTIONS, Flow, _field_path, _reason
-from .placeholders import SHOP_FIELDS, check_flow
+from .placeholders import _NOT_TEMPLATED, SHOP_FIELDS, check_flow, parse_template
 from .registry import FlowRegistry
 
 STEP_ACTIONS: tuple[str, ...] = ACTIONS
@@ -82,12 +82,38 @@ def validate_flow_dict(doc: Any) -> list[FlowProblem]:
             problem = FlowProblem(_field_path("", loc), reason)
             if problem not in out:
                 out.append(problem)
+        # The placeholders' syntax too, so a typo shows while another field is still empty.
+        named = {p.field for p in out}
+        out.extend(p for p in _template_problems(doc) if p.field not in named)
         return out
     try:
         check_flow(flow, params=_AnyParams(), shop_fields=SHOP_FIELDS)
     except SpecError as exc:
         return [FlowProblem(_plain_field(exc.field), exc.reason)]
     return []
+
+
+def _template_problems(doc: Mapping[str, Any]) -> list[FlowProblem]:
+    out: list[FlowProblem] = []
+    fields: list[tuple[str, Any]] = [("start_url", doc.get("start_url"))]
+    steps = doc.get("steps")
+    for i, step in enumerate(steps if isinstance(steps, list) else []):
+        if not isinstance(step, Mapping):
+            continue
+        for key, value in step.items():
+            if key in _NOT_TEMPLATED:
+                continue
+            if key == "verify" and isinstance(value, Mapping):
+                fields.extend((f"steps[{i}].verify.{k}", v) for k, v in value.items())
+            else:
+                fields.append((f"steps[{i}].{key}", value))
+    for field, value in fields:
+        if isinstance(value, str):
+            try:
+                parse_template(value)
+            except ValueError as exc:
+                out.append(FlowProblem(field, str(exc)))
+    return out
 
 
 def _plain_field(field: str) -> str:

@@ -1259,6 +1259,10 @@ Replace the shipped flow's file with this one? Choose No to save it under anothe
         <translation>打开</translation>
     </message>
     <message>
+        <source>Edit an existing flow:</source>
+        <translation>编辑已有流程：</translation>
+    </message>
+    <message>
         <source>Insert step</source>
         <translation>插入步骤</translation>
     </message>

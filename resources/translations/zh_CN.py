@@ -326,6 +326,7 @@ ZH_CN = {
     "Start page": "起始页",
     "Description": "说明",
     "Open": "打开",
+    "Edit an existing flow:": "编辑已有流程：",
     "Insert step": "插入步骤",
     "Delete step": "删除步骤",
     "Move up": "上移",

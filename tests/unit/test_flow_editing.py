@@ -74,6 +74,14 @@ def test_placeholder_problems_are_named_in_the_editors_terms() -> None:
     assert validate_flow_dict(d)[0].field == "steps[1].text"
 
 
+def test_a_placeholder_typo_shows_while_another_field_is_still_missing() -> None:
+    d = doc()
+    d["steps"][1]["text"] = "{params.reply"
+    d["steps"][2]["locator"] = ""
+    fields = [p.field for p in validate_flow_dict(d)]
+    assert fields == ["steps[2].locator", "steps[1].text"]
+
+
 def test_not_an_object() -> None:
     assert validate_flow_dict([1]) == [FlowProblem("(flow)", "must be a JSON object")]
 
