@@ -316,6 +316,8 @@ class FlowEditor(QWidget):
                                   "steps": [new_step("navigate")]})
         self.retranslate()
         self.refresh_catalog()
+        if shops is None:
+            self._load_shops()
 
     # -- the document ------------------------------------------------------------------
 
@@ -620,6 +622,10 @@ class FlowEditor(QWidget):
         elif what == "open":
             self.set_document(result)
             self.loaded.emit()
+        elif what == "shops":
+            self.shop_combo.clear()
+            self.shop_combo.addItems(list(result))
+            self._update_buttons()
 
     def _on_failed(self, what: str, exc: BaseException) -> None:
         self._set_busy(False)
@@ -667,6 +673,18 @@ class FlowEditor(QWidget):
                 relay.failed.emit("catalog", exc)
 
         threading.Thread(target=go, name="shopfleet-flow-catalog", daemon=True).start()
+
+    def _load_shops(self) -> None:
+        """Offer the store's shops (read on a thread: the store may block)."""
+        store, relay = self.store, self._relay
+
+        def go() -> None:
+            try:
+                relay.done.emit("shops", [s.name for s in store.shops()])
+            except Exception as exc:
+                relay.failed.emit("shops", exc)
+
+        threading.Thread(target=go, name="shopfleet-flow-shops", daemon=True).start()
 
     def open_flow(self, name: str) -> None:
         entry = self._catalog.get(name)
@@ -838,11 +856,10 @@ class _EditorActions(QObject):
 
     def open_editor(self, *, record: bool = False) -> FlowEditorWindow:
         ctx = self.window.ctx
-        shops = [s.name for s in ctx.store.shops()]
         from .i18n import resolve_language, saved_language
 
         lang = "zh" if resolve_language(saved_language()) == "zh_CN" else "en"
-        editor = FlowEditor(ctx.settings, ctx.store, shops=shops, lang=lang)
+        editor = FlowEditor(ctx.settings, ctx.store, lang=lang)   # shops: read on a thread
         win = FlowEditorWindow(editor)
         self.windows.append(win)
         win.show()

@@ -250,7 +250,8 @@ def test_the_console_window_opens_the_editor(qtbot: Any, window: Any) -> None:
     acts.open_act.trigger()
     win = acts.windows[-1]
     qtbot.addWidget(win)
-    assert win.isVisible() and win.editor.shop_combo.count() == 4
+    assert win.isVisible()
+    qtbot.waitUntil(lambda: win.editor.shop_combo.count() == 4)
 
 
 @pytest.mark.slow
@@ -293,3 +294,4 @@ def test_run_on_a_shop_with_real_chromium_stops_at_the_broken_step(
             assert len(site.records(kind="reply")) == 1       # nothing written twice
         finally:
             store.close()
+

@@ -152,3 +152,13 @@ def test_rename_params_refuses_with_the_field(names: dict[str, str], why: str) -
     with pytest.raises(SpecError) as exc:
         rename_params(_recorded(), names)
     assert exc.value.field == "--param-name" and why in exc.value.reason
+
+
+def test_record_asks_names_for_the_parameters_on_a_terminal(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from core.cli.record import _ask_names
+
+    answers = iter(["msg", ""])
+    monkeypatch.setattr("builtins.input", lambda prompt: next(answers))
+    assert _ask_names({"message_id": "42", "reply": "hi"}) == {"message_id": "msg"}
+    assert "Enter keeps the suggestion" in capsys.readouterr().out
