@@ -73,6 +73,15 @@ if TYPE_CHECKING:
     from .events import TaskStateChanged as TaskStateChanged
     from .events import TicketAnswered as TicketAnswered
     from .events import TicketOpened as TicketOpened
+    from .flows.editing import STEP_ACTIONS as STEP_ACTIONS
+    from .flows.editing import FlowEntry as FlowEntry
+    from .flows.editing import FlowProblem as FlowProblem
+    from .flows.editing import flow_catalog as flow_catalog
+    from .flows.editing import flow_file_text as flow_file_text
+    from .flows.editing import read_flow_document as read_flow_document
+    from .flows.editing import save_flow_file as save_flow_file
+    from .flows.editing import user_flows_dir as user_flows_dir
+    from .flows.editing import validate_flow_dict as validate_flow_dict
     from .paths import data_dir as data_dir
     from .paths import default_db_path as default_db_path
     from .paths import resources_dir as resources_dir
@@ -97,6 +106,10 @@ if TYPE_CHECKING:
     from .queries import task_detail as task_detail
     from .queries import task_page as task_page
     from .queries import task_rows as task_rows
+    from .recorder import RecordedFlow as RecordedFlow
+    from .recorder import ShopLogin as ShopLogin
+    from .recorder import record_flow as record_flow
+    from .recorder import write_flow_file as write_flow_file
     from .selftest import run_self_test as run_self_test
     from .specs import TaskSpec as TaskSpec
     from .specs import parse_specs as parse_specs
@@ -118,6 +131,10 @@ if TYPE_CHECKING:
     from .tickets import Ticket as Ticket
     from .tickets import TicketState as TicketState
     from .vault import Vault as Vault
+    from .workbench import pick_locator as pick_locator
+    from .workbench import record_shop_flow as record_shop_flow
+    from .workbench import rename_params as rename_params
+    from .workbench import run_flow_once as run_flow_once
 
 _WHERE: dict[str, str] = {
     # The facade: each public name and the module it comes from. The one list of it: ``__all__``
@@ -229,6 +246,24 @@ _WHERE: dict[str, str] = {
     "task_detail": ".queries",
     "task_page": ".queries",
     "task_rows": ".queries",
+    # --- #21 recorder and flow editor
+    "record_flow": ".recorder",
+    "RecordedFlow": ".recorder",
+    "ShopLogin": ".recorder",
+    "write_flow_file": ".recorder",
+    "FlowProblem": ".flows.editing",
+    "FlowEntry": ".flows.editing",
+    "STEP_ACTIONS": ".flows.editing",
+    "validate_flow_dict": ".flows.editing",
+    "flow_catalog": ".flows.editing",
+    "read_flow_document": ".flows.editing",
+    "save_flow_file": ".flows.editing",
+    "flow_file_text": ".flows.editing",
+    "user_flows_dir": ".flows.editing",
+    "run_flow_once": ".workbench",
+    "pick_locator": ".workbench",
+    "record_shop_flow": ".workbench",
+    "rename_params": ".workbench",
 }
 
 from .version import __version__  # noqa: E402  (one place, also for the self-test)

@@ -215,6 +215,9 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         for name, key in EMPTY_KEYS.items():
             seq = self.acts[key].shortcut()
             self.panels[name].shortcut_text = seq.toString(seq.SequenceFormat.NativeText)
+        from .flow_editor import install_flow_editor  # #21: the flow editor's two entries
+
+        install_flow_editor(self)
         self.status_counts = QLabel(self)
         self.status_counts.setObjectName("status-counts")
         self.status_alert = QLabel(self)

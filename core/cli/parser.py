@@ -17,6 +17,7 @@ from . import (
     doctor,
     migrate,
     queue,
+    record,
     run_flow,
     schema,
     selftest,
@@ -36,6 +37,7 @@ GROUPS: tuple[Registration, ...] = (
     demo.register,       # demo, demo-site
     console.register,    # console
     run_flow.register,   # run-flow
+    record.register,     # record (#21)
     schema.register,     # schema
     doctor.register,     # doctor
     selftest.register,   # self-test

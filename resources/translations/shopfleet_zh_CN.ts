@@ -1453,8 +1453,196 @@ Store: %2</source>
         <translation>失联</translation>
     </message>
     <message>
+        <source>URL</source>
+        <translation>网址</translation>
+    </message>
+    <message>
+        <source>Text</source>
+        <translation>文本</translation>
+    </message>
+    <message>
+        <source>Option</source>
+        <translation>选项</translation>
+    </message>
+    <message>
+        <source>File (in an asset folder)</source>
+        <translation>文件（在素材文件夹中）</translation>
+    </message>
+    <message>
+        <source>Result name</source>
+        <translation>结果名称</translation>
+    </message>
+    <message>
+        <source>Key</source>
+        <translation>按键</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <source>… and %1 more</source>
+        <translation>…… 另有 %1 项</translation>
+    </message>
+    <message>
+        <source>Saved to %1</source>
+        <translation>已保存到 %1</translation>
+    </message>
+    <message>
+        <source>Done. Results: %1</source>
+        <translation>完成。结果：%1</translation>
+    </message>
+    <message>
+        <source>Note: %1</source>
+        <translation>提示：%1</translation>
+    </message>
+    <message>
+        <source>Replace a shipped flow?</source>
+        <translation>替换内置流程？</translation>
+    </message>
+    <message>
+        <source>%1
+
+Replace the shipped flow's file with this one? Choose No to save it under another name.</source>
+        <translation>%1
+
+用此流程替换内置流程的文件吗？选择“否”可改用其他名称保存。</translation>
+    </message>
+    <message>
+        <source>Not saved: %1</source>
+        <translation>未保存：%1</translation>
+    </message>
+    <message>
+        <source>FAILED at step %1: %2</source>
+        <translation>第 %1 步失败：%2</translation>
+    </message>
+    <message>
+        <source>  evidence %1: %2</source>
+        <translation>  证据 %1：%2</translation>
+    </message>
+    <message>
+        <source>%1 failed: %2</source>
+        <translation>%1 失败：%2</translation>
+    </message>
+    <message>
+        <source>Running %1 on shop %2…</source>
+        <translation>正在店铺 %2 上运行 %1……</translation>
+    </message>
+    <message>
+        <source>Start page failed: %1</source>
+        <translation>起始页失败：%1</translation>
+    </message>
+    <message>
+        <source>Point at the element in the browser (a pick button, then the element)…</source>
+        <translation>请在浏览器中指向元素（先点选取按钮，再点元素）……</translation>
+    </message>
+    <message>
+        <source>Recording on shop %1: do the work in the browser, then press Finish in its toolbar.</source>
+        <translation>正在店铺 %1 上录制：在浏览器中完成操作，然后点击工具栏中的“完成”。</translation>
+    </message>
+    <message>
+        <source>Flow editor</source>
+        <translation>流程编辑器</translation>
+    </message>
+    <message>
+        <source>Start page</source>
+        <translation>起始页</translation>
+    </message>
+    <message>
+        <source>Description</source>
+        <translation>说明</translation>
+    </message>
+    <message>
         <source>Open</source>
         <translation>待处理</translation>
+    </message>
+    <message>
+        <source>Edit an existing flow:</source>
+        <translation>编辑已有流程：</translation>
+    </message>
+    <message>
+        <source>Insert step</source>
+        <translation>插入步骤</translation>
+    </message>
+    <message>
+        <source>Delete step</source>
+        <translation>删除步骤</translation>
+    </message>
+    <message>
+        <source>Move up</source>
+        <translation>上移</translation>
+    </message>
+    <message>
+        <source>Move down</source>
+        <translation>下移</translation>
+    </message>
+    <message>
+        <source>Locator</source>
+        <translation>定位器</translation>
+    </message>
+    <message>
+        <source>Pick in page…</source>
+        <translation>在页面中选取…</translation>
+    </message>
+    <message>
+        <source>Writes to the site</source>
+        <translation>会写入网站</translation>
+    </message>
+    <message>
+        <source>Interruptible</source>
+        <translation>可中断</translation>
+    </message>
+    <message>
+        <source>Only if visible</source>
+        <translation>仅当可见时</translation>
+    </message>
+    <message>
+        <source>Timeout (s, 0 = default)</source>
+        <translation>超时（秒，0 = 默认）</translation>
+    </message>
+    <message>
+        <source>Step name</source>
+        <translation>步骤名称</translation>
+    </message>
+    <message>
+        <source>Parameters (KEY=VALUE a line)</source>
+        <translation>参数（每行一个 键=值）</translation>
+    </message>
+    <message>
+        <source>Run on shop</source>
+        <translation>在店铺上运行</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Record a flow…</source>
+        <translation>录制流程…</translation>
+    </message>
+    <message>
+        <source>skipped</source>
+        <translation>已跳过</translation>
+    </message>
+    <message>
+        <source>verified</source>
+        <translation>已验证</translation>
+    </message>
+    <message>
+        <source>replayed</source>
+        <translation>已重放</translation>
+    </message>
+    <message>
+        <source>Flow editor…</source>
+        <translation>流程编辑器…</translation>
+    </message>
+    <message>
+        <source>Edit a flow's steps, check them, run them on a shop</source>
+        <translation>编辑流程步骤、检查并在店铺上运行</translation>
+    </message>
+    <message>
+        <source>Make a flow by doing the work once in a shop's browser</source>
+        <translation>在店铺浏览器中操作一遍即可生成流程</translation>
     </message>
     <message>
         <source>Answered</source>

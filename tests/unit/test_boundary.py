@@ -79,6 +79,11 @@ def test_public_names_are_pinned() -> None:
         "Store", "save_settings", "gates_toml", "TaskPreempted",
         # desktop habits (#16): the pause-all switch
         "pause_all", "all_paused",
+        # #21 recorder and flow editor
+        "record_flow", "RecordedFlow", "ShopLogin", "write_flow_file", "FlowProblem",
+        "FlowEntry", "STEP_ACTIONS", "validate_flow_dict", "flow_catalog", "read_flow_document",
+        "save_flow_file", "flow_file_text", "user_flows_dir", "run_flow_once", "pick_locator",
+        "record_shop_flow", "rename_params",
     ]) == PUBLIC
     for name in PUBLIC:
         assert hasattr(core, name), name

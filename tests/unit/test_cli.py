@@ -143,7 +143,7 @@ def test_the_registration_list_gives_every_command_once() -> None:
     assert sorted(sub.choices) == sorted([
         "submit", "status", "tasks", "task", "bump", "cancel", "preempt", "shops", "shop",
         "tickets", "ticket", "answer", "quarantine", "release", "kb", "rules", "worker",
-        "workers", "demo", "demo-site", "console", "run-flow", "schema", "doctor",
+        "workers", "demo", "demo-site", "console", "run-flow", "record", "schema", "doctor",
         "self-test", "migrate"])
     # every command answers: a handler, and --json for its errors
     for name, command in sub.choices.items():
