@@ -88,8 +88,11 @@ def _status_extra(cli: Cli) -> dict[str, Any]:
 
 def _task_line(t: TaskRecord) -> str:
     mark = "!" if t.hard_aged else " "
-    return (f"{t.id:>7} {t.state.value:<13} {t.score:>8.3f}{mark} {t.type:<16} {t.shop:<12} "
+    line = (f"{t.id:>7} {t.state.value:<13} {t.score:>8.3f}{mark} {t.type:<16} {t.shop:<12} "
             f"att {t.attempts}/{t.max_attempts}  {t.state_reason}")
+    if t.state is TaskState.SCHEDULED:  # #18: when it joins the queue
+        line += f"  (joins the queue {when(t.not_before)})"
+    return line
 
 
 def cmd_tasks(args: argparse.Namespace, cli: Cli) -> int:
@@ -114,6 +117,8 @@ def cmd_task(args: argparse.Namespace, cli: Cli) -> int:
         return 0
     print(_task_line(t))
     print(f"  created {when(t.created_at)}  deadline {when(t.deadline)}  flow {t.flow}")
+    if t.state is TaskState.SCHEDULED:
+        print(f"  scheduled: joins the queue at {when(t.not_before)}")
     if t.results:
         print(f"  results {json.dumps(t.results, ensure_ascii=False)[:500]}")
     if t.last_error:

@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 FAST_PATH_ROWS = 256
 """Best queued tasks a claim looks at before it asks each shop for its best one instead (both
 stores: SQLite's ``_pick``, Redis's claim script)."""
+PROMOTE_BATCH = 1000
+"""Scheduled tasks whose time came that one claim round moves into the queue at most, oldest
+first (both stores; the rest follow next round). Keeps a round's cost bounded when a big batch
+of delayed tasks comes due at once."""
 
 
 @dataclass(frozen=True)

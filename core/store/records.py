@@ -14,7 +14,10 @@ class TaskState(enum.StrEnum):
     """Where a task is in its life."""
 
     QUEUED = "queued"
-    """Waiting to be claimed (possibly not before ``not_before``)."""
+    """Waiting to be claimed (possibly not before ``not_before``, a retry's back-off)."""
+    SCHEDULED = "scheduled"
+    """Delayed (``not_before``/``delay_s``, a schedule's jitter): joins the queue at
+    ``not_before``; not in the claim index until then."""
     RUNNING = "running"
     """Claimed by a worker under a lease."""
     SUSPENDED = "suspended"

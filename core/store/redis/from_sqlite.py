@@ -661,6 +661,7 @@ class _Migration:
         checks: list[tuple[str, int, str, str]] = [
             ("queue ready", by_state["queued"], "zcard", k.ready),
             ("queue suspended", by_state["suspended"], "zcard", k.suspended),
+            ("queue scheduled", by_state["scheduled"], "zcard", k.scheduled),
             ("leases", by_state["running"], "zcard", k.running),
             ("tasks", sum(by_state.values()), "zcard", k.tasks),
             ("tickets", c(sql.COUNT_TICKETS), "zcard", k.tickets),

@@ -29,7 +29,9 @@ key                             type    content
                                         :func:`member` (zero-padded id), score = :func:`score`
 ``P:q:shop:<shop_id>``          zset    the same, per shop (claims when busy shops hold the top)
 ``P:q:suspended``               zset    suspended (preempted) tasks, same member and score
-``P:q:age``                     zset    band-0 queued tasks, score = created_at (hard aging:
+``P:q:sched``                   zset    #18: scheduled (delayed) tasks, score = not_before;
+                                        the claim script promotes the due ones first
+``P:q:age``                     zset    band-0 queued tasks, score = queued_at (or created_at) (hard aging:
                                         the due ones are a range); member as in ``P:q:ready``
 ``P:q:sage``                    zset    the same for band-0 suspended tasks
 ``P:q:urgency``                 zset    queued tasks with an urgency re-estimate ahead,
@@ -68,8 +70,8 @@ from __future__ import annotations
 BAND_SPAN = 2 ** 40
 """The score distance between hard-aging bands (prio_key stays well inside ±2^39)."""
 ID_DIGITS = 12
-TASK_STATES = ("queued", "running", "suspended", "waiting_human", "quarantined", "done",
-               "failed", "cancelled")
+TASK_STATES = ("queued", "scheduled", "running", "suspended", "waiting_human", "quarantined",
+               "done", "failed", "cancelled")
 TICKET_STATES = ("open", "answered", "closed", "cancelled")
 
 
@@ -103,6 +105,7 @@ class Keys:
         self.idem = f"{p}:idem"
         self.ready = f"{p}:q:ready"
         self.suspended = f"{p}:q:suspended"
+        self.scheduled = f"{p}:q:sched"
         self.age = f"{p}:q:age"
         self.sage = f"{p}:q:sage"
         self.urgency = f"{p}:q:urgency"
