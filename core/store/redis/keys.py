@@ -14,7 +14,8 @@ key                             type    content
                                         ``kb``, ``rule``; ``room`` (bumped when queue room frees)
 ``P:meta``                      hash    name → value (settings kept in the store, snapshots)
 ``P:shop:<id>``                 hash    id, name, platform, base_url, domain, username,
-                                        password_enc (base64), paused (0/1), created_at
+                                        password_enc (base64), paused (0/1), created_at,
+                                        tags (#18: sorted JSON list)
 ``P:shops``                     hash    shop name → id
 ``P:paused_domains``            hash    domain → JSON ``{"since": t, "reason": "…"}``
 ``P:task:<id>``                 hash    the SQLite ``tasks`` columns (shop_id, state, prio_key,
@@ -31,6 +32,9 @@ key                             type    content
 ``P:q:suspended``               zset    suspended (preempted) tasks, same member and score
 ``P:q:sched``                   zset    #18: scheduled (delayed) tasks, score = not_before;
                                         the claim script promotes the due ones first
+``P:schedule:<name>``           hash    #18: definition JSON, mark, paused (0/1), last_error,
+                                        created_at, updated_at
+``P:schedules``                 zset    #18: schedule names (score 0: by name)
 ``P:q:age``                     zset    band-0 queued tasks, score = queued_at (or created_at) (hard aging:
                                         the due ones are a range); member as in ``P:q:ready``
 ``P:q:sage``                    zset    the same for band-0 suspended tasks

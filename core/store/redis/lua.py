@@ -791,7 +791,43 @@ redis.call('HSET', k('shops'), ARGV[5], id)
 return id
 """
 
+# --- #18 schedules: a firing's tasks and its mark in one script. The mark is compared first
+# (of several workers only the one that read the current mark fires); the submission is
+# SUBMIT's own (its error returns come before any write); the mark moves last.
+# ARGV[5..7] as SUBMIT, [8] schedule name, [9] expected mark, [10] new mark.
+_FIRE_HEAD = r"""
+local sk = k('schedule:' .. ARGV[8])
+local cur = redis.call('HGET', sk, 'mark')
+if not cur then return fail('invalid', 'NAME|no schedule named ' .. ARGV[8]) end
+if tonumber(cur) ~= tonumber(ARGV[9]) then return 'moved' end
+"""
+_SUBMIT_END = "  ids[i] = id\nend\nreturn ids\n"
+assert SUBMIT.count(_SUBMIT_END) == 1
+FIRE = _FIRE_HEAD + SUBMIT.replace(_SUBMIT_END, "  ids[i] = id\nend\n"
+                                   "redis.call('HSET', sk, 'mark', ARGV[10], 'updated_at', NOW_S)\n"
+                                   "return ids\n")
+
+# --- #18 shop tags: ARGV[5] shop id, [6] JSON tags to add, [7] JSON tags to remove,
+# [8] most tags a shop may have
+RETAG = r"""
+local sk = k('shop:' .. ARGV[5])
+local have = {}
+for _, t in ipairs(cjson.decode(redis.call('HGET', sk, 'tags') or '[]')) do have[t] = true end
+for _, t in ipairs(cjson.decode(ARGV[6])) do have[t] = true end
+for _, t in ipairs(cjson.decode(ARGV[7])) do have[t] = nil end
+local out = {}
+for t in pairs(have) do out[#out + 1] = t end
+if #out > tonumber(ARGV[8]) then
+  return fail('invalid', 'TAG|a shop has at most ' .. ARGV[8] .. ' tags')
+end
+table.sort(out)
+if #out == 0 then redis.call('HSET', sk, 'tags', '[]')
+else redis.call('HSET', sk, 'tags', cjson.encode(out)) end
+return #out
+"""
+
 SCRIPTS: dict[str, str] = {
+    "fire": FIRE, "retag": RETAG,  # #18
     "submit": SUBMIT, "claim": CLAIM, "ack": ACK, "fail": FAIL, "release": RELEASE,
     "checkpoint": CHECKPOINT, "renew": RENEW, "recover": RECOVER,
     "lost_workers": LOST_WORKERS, "crash": CRASH, "open_ticket": OPEN_TICKET, "rule": RULE,

@@ -51,6 +51,7 @@ from ...specs import TaskSpec
 from ...urgency import estimator_for
 from ...urls import public_url
 from ..base import FAST_PATH_ROWS, PROMOTE_BATCH
+from .groups import RedisGroups
 from ..owners import owner_is_dead_local
 from ..pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
 from ..prepare import prepare_specs
@@ -69,7 +70,7 @@ from .connection import ROOM_POLL_S, _f, connect_error
 from .reads import RedisReads
 
 
-class RedisStore(RedisReads):
+class RedisStore(RedisGroups, RedisReads):
     """The queue, shops, tickets, metrics and worker registry in one shared Redis.
 
     Args:

@@ -192,10 +192,23 @@ _V6 = """
 ALTER TABLE shops ADD COLUMN allowed_origins TEXT NOT NULL DEFAULT '[]';
 """
 
-# --- #18 delayed tasks: a task with ``not_before`` ahead waits as 'scheduled' outside the
-# claim index (its own partial index by time, promoted in batches by the claim); aging and
-# hard aging count from ``queued_at``, when it joined (or will join) the queue.
+# --- #18 delayed tasks, shop tags, schedules: a task with ``not_before`` ahead waits as
+# 'scheduled' outside the claim index (its own partial index by time, promoted in batches by
+# the claim); aging and hard aging count from ``queued_at``, when it joined (or will join) the
+# queue. Shops carry tags (a sorted JSON list). A schedule keeps its definition (JSON), its
+# mark (the last firing handled, moved in the transaction that submits the firing's tasks),
+# whether it is paused and why it failed last.
 _V7 = """
+ALTER TABLE shops ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
+CREATE TABLE schedules (
+    name        TEXT PRIMARY KEY,
+    definition  TEXT NOT NULL,
+    mark        REAL NOT NULL,
+    paused      INTEGER NOT NULL DEFAULT 0,
+    last_error  TEXT NOT NULL DEFAULT '',
+    created_at  REAL NOT NULL,
+    updated_at  REAL NOT NULL
+);
 ALTER TABLE tasks ADD COLUMN queued_at REAL;
 UPDATE tasks SET queued_at = created_at;
 DROP INDEX tasks_hard_aging;

@@ -28,6 +28,7 @@ from ..prepare import prepare_specs
 from ..records import ShopRecord, TaskState, domain_of
 from . import pages as sqlite_pages
 from . import sql
+from .groups import SqliteGroups
 from .queue import SqliteQueue
 from .reads import SqliteReads
 
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from ...tickets import Rule, Signature
     from .tickets import SqliteTicketBook
 
-class SqliteStore(SqliteQueue, SqliteReads):
+class SqliteStore(SqliteGroups, SqliteQueue, SqliteReads):
     """Durable priority queue, shops, tickets and event log in one SQLite file (WAL mode).
 
     Args:
