@@ -30,12 +30,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import arg_parser, emit, note, percentiles, temp_dir  # noqa: E402
+from _common import arg_parser, emit, note, percentiles, temp_dir
 
-from core.config import Settings  # noqa: E402
-from core.store import SqliteStore, new_owner_id  # noqa: E402
-from core.store.base import Store  # noqa: E402
-from core.store.sqlite.bulk import load_rows  # noqa: E402
+from core.config import Settings
+from core.store import SqliteStore, new_owner_id
+from core.store.base import Store
+from core.store.sqlite.bulk import load_rows
 
 BENCH = "scheduled_claim"
 SHOPS = 64

@@ -13,6 +13,7 @@ rejects the whole batch, with its index in the field name (``tasks[3].deadline``
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -195,8 +196,13 @@ def _loads(text: str) -> Any:
     return json.loads(text, parse_constant=_NotJson)
 
 
-def parse_specs(text: str, *, max_bytes: int = MAX_TASK_BYTES_DEFAULT) -> list[TaskSpec]:
-    """Parse a JSON object, a JSON array or JSON Lines into specs; all or nothing."""
+def parse_specs(text: str, *, max_bytes: int = MAX_TASK_BYTES_DEFAULT,
+                shops: Sequence[str] | None = None) -> list[TaskSpec]:
+    """Parse a JSON object, a JSON array or JSON Lines into specs; all or nothing.
+
+    With ``shops`` (#18, ``submit --shops SELECTOR``) every task is a template without
+    ``shop``, submitted once per shop (in that order); a template's ``key`` becomes
+    ``KEY:SHOP`` so each copy keeps an idempotency key of its own."""
     stripped = text.strip()
     if not stripped:
         raise SpecError("(input)", "is empty: expected a task object, an array or JSON Lines")
@@ -229,4 +235,16 @@ def parse_specs(text: str, *, max_bytes: int = MAX_TASK_BYTES_DEFAULT) -> list[T
             items = [(doc, "")]
     if not items:
         raise SpecError("(input)", "holds no tasks")
-    return [validate_spec(obj, where=where, max_bytes=max_bytes) for obj, where in items]
+    if shops is None:
+        return [validate_spec(obj, where=where, max_bytes=max_bytes) for obj, where in items]
+    out: list[TaskSpec] = []
+    for obj, where in items:
+        if isinstance(obj, dict) and "shop" in obj:
+            raise SpecError(f"{where}.shop" if where else "shop",
+                            "a task submitted with --shops has no shop: --shops picks them")
+        for name in shops:
+            one = {**obj, "shop": name} if isinstance(obj, dict) else obj
+            if isinstance(one, dict) and isinstance(one.get("key"), str):
+                one["key"] = f"{one['key']}:{name}"
+            out.append(validate_spec(one, where=where, max_bytes=max_bytes))
+    return out

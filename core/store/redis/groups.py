@@ -18,6 +18,9 @@ from ...errors import Refused, SpecError
 from ...selectors import MAX_TAGS_PER_SHOP, normalize_tags
 from ...specs import TaskSpec
 from ..records import ScheduleRecord, ShopRecord
+
+if TYPE_CHECKING:
+    from ...clock import Clock
 from ..sqlite.groups import unknown_schedule
 
 
@@ -32,7 +35,7 @@ class RedisGroups:
     """Mixed into :class:`core.store.redis.store.RedisStore`."""
 
     if TYPE_CHECKING:  # the store's own
-        clock: Any
+        clock: Clock
         prefix: str
         _r: Any
         _q: Any

@@ -35,8 +35,9 @@ key                             type    content
 ``P:schedule:<name>``           hash    #18: definition JSON, mark, paused (0/1), last_error,
                                         created_at, updated_at
 ``P:schedules``                 zset    #18: schedule names (score 0: by name)
-``P:q:age``                     zset    band-0 queued tasks, score = queued_at (or created_at) (hard aging:
-                                        the due ones are a range); member as in ``P:q:ready``
+``P:q:age``                     zset    band-0 queued tasks, score = queued_at (or created_at)
+                                        (hard aging: the due ones are a range); member as
+                                        in ``P:q:ready``
 ``P:q:sage``                    zset    the same for band-0 suspended tasks
 ``P:q:urgency``                 zset    queued tasks with an urgency re-estimate ahead,
                                         score = urgency_next_at (padded member)

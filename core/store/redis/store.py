@@ -51,7 +51,6 @@ from ...specs import TaskSpec
 from ...urgency import estimator_for
 from ...urls import public_url
 from ..base import FAST_PATH_ROWS, PROMOTE_BATCH
-from .groups import RedisGroups
 from ..owners import owner_is_dead_local
 from ..pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
 from ..prepare import prepare_specs
@@ -62,6 +61,7 @@ from ..records import (
     domain_of,
 )
 from . import pages as redis_queries
+from .groups import RedisGroups
 
 if TYPE_CHECKING:
     from ...tickets import Rule, Signature

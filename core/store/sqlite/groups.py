@@ -18,6 +18,9 @@ from ...selectors import MAX_TAGS_PER_SHOP, normalize_tags
 from ...specs import TaskSpec
 from ..records import ScheduleRecord, ShopRecord
 
+if TYPE_CHECKING:
+    from ...clock import Clock
+
 _COLUMNS = "name, definition, mark, paused, last_error, created_at, updated_at"
 
 
@@ -35,7 +38,7 @@ class SqliteGroups:
     """Mixed into :class:`core.store.sqlite.store.SqliteStore`."""
 
     if TYPE_CHECKING:  # the store's own (no stubs at run time: they would shadow them)
-        clock: Any
+        clock: Clock
 
         def _call(self, op: Any) -> Any: ...
         def shop(self, name: str) -> ShopRecord: ...
