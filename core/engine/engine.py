@@ -54,6 +54,7 @@ from ..events import (
     TicketAnswered,
     TicketOpened,
 )
+from ..scheduler import scheduler_job
 from ..specs import TaskSpec
 from ..store import AsyncStore, ClaimedTask, new_owner_id
 from ..store.base import Store
@@ -356,6 +357,8 @@ class Engine:
         self._watch("lease-recovery", self._job_recover)
         self._watch("lease-renewal", self._job_renew)
         self._watch("metrics", self._job_metrics)
+        self._watch("scheduler", lambda: scheduler_job(  # #18: schedules fire
+            self.astore, self.clock, self.bus.publish, self._poke))
 
     def _watch(self, name: str, fn: Callable[[], Awaitable[None]]) -> None:
         async def guarded() -> None:
