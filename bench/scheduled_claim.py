@@ -142,8 +142,7 @@ def run_redis(paths: dict[str, Path], n: int, rounds: int, claims: int,
         try:
             for name, p in paths.items():
                 t0 = time.perf_counter()
-                rep = migrate(p, server.url, settings=settings(), prefix=f"b-{name}",
-                              batch=5000)
+                rep = migrate(p, server.url, settings=settings(), prefix=f"b-{name}")
                 note(f"redis {name}: copied in {time.perf_counter() - t0:.0f} s "
                      f"(verified: {rep.verification.ok if rep.verification else '-'})")
                 stores[name] = RedisStore(server.url, settings=settings(), prefix=f"b-{name}")
@@ -158,8 +157,10 @@ def run_redis(paths: dict[str, Path], n: int, rounds: int, claims: int,
 def main() -> None:
     parser = arg_parser(__doc__.splitlines()[0])
     parser.add_argument("--no-redis", action="store_true", help="SQLite only")
+    parser.add_argument("--no-sqlite", action="store_true", help="Redis only")
+    parser.add_argument("--n", type=int, default=None, help="tasks per queue (default 1M)")
     args = parser.parse_args()
-    n = 40_000 if args.quick else 1_000_000
+    n = args.n or (40_000 if args.quick else 1_000_000)
     rounds, claims = (7, 200) if args.quick else (15, 400)
     with temp_dir("shopfleet-sched-", args.dir) as root:
         paths = {"with_scheduled": root / "with.db", "without": root / "without.db"}
@@ -168,7 +169,8 @@ def main() -> None:
             t0 = time.perf_counter()
             counts[name] = build(p, n, scheduled=name == "with_scheduled")
             note(f"built {name}: {counts[name]} in {time.perf_counter() - t0:.0f} s")
-        run: list[tuple[str, Callable[..., None]]] = [("sqlite", run_sqlite)]
+        run: list[tuple[str, Callable[..., None]]] = [] if args.no_sqlite else [
+            ("sqlite", run_sqlite)]
         if not args.no_redis:
             run.append(("redis", run_redis))
         for label, fn in run:

@@ -41,6 +41,7 @@ class SqliteGroups:
         clock: Clock
 
         def _call(self, op: Any) -> Any: ...
+        def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
         def shop(self, name: str) -> ShopRecord: ...
         def _prepare(self, specs: Sequence[TaskSpec]) -> list[dict[str, Any]]: ...
         def _op_submit(self, conn: sqlite3.Connection, prepared: list[dict[str, Any]]
@@ -95,16 +96,14 @@ class SqliteGroups:
 
     def schedules(self) -> list[ScheduleRecord]:
         """Every schedule, by name."""
-        rows = self._call(lambda c: c.execute(
-            f"SELECT {_COLUMNS} FROM schedules ORDER BY name").fetchall())
+        rows = self._read(f"SELECT {_COLUMNS} FROM schedules ORDER BY name")
         return [_record(r) for r in rows]
 
     def schedule_record(self, name: str) -> ScheduleRecord:
-        row = self._call(lambda c: c.execute(
-            f"SELECT {_COLUMNS} FROM schedules WHERE name = ?", (name,)).fetchone())
-        if row is None:
+        rows = self._read(f"SELECT {_COLUMNS} FROM schedules WHERE name = ?", (name,))
+        if not rows:
             raise unknown_schedule(name)
-        return _record(row)
+        return _record(rows[0])
 
     def set_schedule_state(self, name: str, *, paused: bool, last_error: str | None = None,
                            mark: float | None = None) -> ScheduleRecord:
