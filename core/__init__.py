@@ -49,6 +49,8 @@ if TYPE_CHECKING:
         TaskError,
         UnknownTask,
     )
+
+    # --- #18 schedules, shop groups
     from .events import (
         BreakerChanged,
         Changes,
@@ -59,6 +61,8 @@ if TYPE_CHECKING:
         EventBus,
         GateChanged,
         GateHeld,
+        ScheduleFailed,
+        ScheduleFired,
         ShopPaused,
         TaskBumped,
         TaskPreempted,
@@ -90,6 +94,8 @@ if TYPE_CHECKING:
         task_page,
         task_rows,
     )
+    from .scheduler import ScheduleRow, resume_schedule, run_schedule_now, schedule_rows
+    from .selectors import normalize_tags, select_shops
     from .selftest import run_self_test
     from .specs import TaskSpec, parse_specs
     from .store import (
@@ -104,10 +110,21 @@ if TYPE_CHECKING:
         new_owner_id,
     )
     from .store.base import Store, TicketBook
+    from .store.records import ScheduleRecord
     from .tickets import Answer, KbAnswer, Rule, RuleAction, Ticket, TicketState
     from .vault import Vault
 
 _WHERE: dict[str, str] = {
+    # --- #18 schedules, shop groups
+    "ScheduleFailed": ".events",
+    "ScheduleFired": ".events",
+    "ScheduleRecord": ".store.records",
+    "ScheduleRow": ".scheduler",
+    "normalize_tags": ".selectors",
+    "resume_schedule": ".scheduler",
+    "run_schedule_now": ".scheduler",
+    "schedule_rows": ".scheduler",
+    "select_shops": ".selectors",
     "Answer": ".tickets",
     "AsyncStore": ".store",
     "BacklogFull": ".errors",
@@ -258,6 +275,10 @@ __all__ = [
     "Refused",
     "Rule",
     "RuleAction",
+    "ScheduleFailed",
+    "ScheduleFired",
+    "ScheduleRecord",
+    "ScheduleRow",
     "Settings",
     "ShopFleetError",
     "ShopPaused",
@@ -308,14 +329,19 @@ __all__ = [
     "load_settings",
     "metrics_series",
     "new_owner_id",
+    "normalize_tags",
     "open_store",
     "parse_specs",
     "read_json_file",
     "read_text_file",
     "register_demo_shops",
     "resources_dir",
+    "resume_schedule",
+    "run_schedule_now",
     "run_self_test",
     "save_settings",
+    "schedule_rows",
+    "select_shops",
     "settings_from_dict",
     "shop_rows",
     "task_detail",

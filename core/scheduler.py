@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from .clock import Clock
 from .errors import BacklogFull, InvalidInput
 from .events import Event, ScheduleFailed, ScheduleFired
-from .schedules import Schedule, expand, plan_due
+from .schedules import Schedule, expand, next_firings, plan_due
 from .specs import TaskSpec, validate_spec
 from .store import AsyncStore
 from .store.base import Store
@@ -111,3 +112,82 @@ async def scheduler_job(astore: AsyncStore, clock: Clock, publish: Callable[[Eve
         if any(isinstance(ev, ScheduleFired) for ev in events):
             poke()
         await clock.sleep(tick_s)
+
+
+# -- what the console and the command line do with schedules --------------------------------
+
+
+@dataclass(frozen=True)
+class ScheduleRow:
+    """A schedule as the console's Schedules view shows it.
+
+    Attributes:
+        next_runs: the next firings as local times of the schedule's zone (``2026-03-02
+            08:00 CST``); empty when paused or ended.
+        describe: the rule in words, or ``""`` when the definition no longer validates.
+    """
+
+    name: str
+    describe: str
+    shops: str
+    tz: str
+    paused: bool
+    last_error: str
+    next_runs: tuple[str, ...]
+    last_run: str
+
+
+def _parsed(rec: ScheduleRecord) -> Schedule | None:
+    try:
+        return Schedule.from_dict({**rec.definition, "paused": rec.paused})
+    except InvalidInput:
+        return None
+
+
+def schedule_rows(store: Store, now: float, *, n: int = 3) -> list[ScheduleRow]:
+    """Every schedule with its next ``n`` runs in its own zone (blocking store reads)."""
+    from datetime import UTC, datetime
+
+    out = []
+    for rec in store.schedules():
+        s = _parsed(rec)
+        if s is None:
+            out.append(ScheduleRow(rec.name, "", str(rec.definition.get("shops", "")),
+                                   str(rec.definition.get("tz", "")), rec.paused,
+                                   rec.last_error or "the definition no longer validates",
+                                   (), ""))
+            continue
+        fmt = "%Y-%m-%d %H:%M %Z"
+        nxt = () if rec.paused else tuple(
+            f.astimezone(s.zone).strftime(fmt) for f in next_firings(s, max(rec.mark, now), n))
+        last = datetime.fromtimestamp(rec.mark, UTC).astimezone(s.zone).strftime(fmt)
+        out.append(ScheduleRow(rec.name, s.describe(), s.shops, s.tz, rec.paused,
+                               rec.last_error, nxt, last))
+    return out
+
+
+def resume_schedule(store: Store, name: str) -> ScheduleRecord:
+    """Resume a schedule from now: the firings that fell in the pause are declined, the last
+    error is cleared."""
+    store.schedule_record(name)
+    return store.set_schedule_state(name, paused=False, last_error="",
+                                    mark=store.clock.now())
+
+
+def run_schedule_now(store: Store, name: str) -> list[int]:
+    """Submit one firing of a schedule at once (its keys name this moment; the mark stays).
+
+    Raises:
+        InvalidInput: no such schedule, or its definition, selector or template no longer
+            validates (naming the field).
+    """
+    from datetime import UTC, datetime
+
+    rec = store.schedule_record(name)
+    s = _parsed(rec)
+    if s is None:
+        raise InvalidInput("NAME", f"schedule {name}'s definition no longer validates: "
+                           f"{rec.last_error or 'see schedule show'}")
+    now = datetime.fromtimestamp(store.clock.now(), UTC).replace(microsecond=0)
+    planned = expand(s, now, store.shops())
+    return store.submit_many([validate_spec(p.to_dict(), where="--task") for p in planned])

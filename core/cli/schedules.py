@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from ..scheduler import resume_schedule, run_schedule_now
 from ..schedules import Schedule, define_schedule, expand, next_firings
 from ..specs import validate_spec
 from ..store.prepare import prepare_specs
@@ -133,10 +134,7 @@ def cmd_schedule_pause(args: argparse.Namespace, cli: Cli) -> int:
     if args.cmd == "pause":
         rec = store.set_schedule_state(args.name, paused=True)
     else:
-        # resuming declines the firings that fell in the pause, and clears the last error
-        store.schedule_record(args.name)
-        rec = store.set_schedule_state(args.name, paused=False, last_error="",
-                                       mark=store.clock.now())
+        rec = resume_schedule(store, args.name)
     if cli.json:
         cli.out(_json(rec, 1))
     else:
@@ -154,19 +152,11 @@ def cmd_schedule_delete(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def cmd_schedule_run_now(args: argparse.Namespace, cli: Cli) -> int:
-    store = cli.store
-    rec = store.schedule_record(args.name)
-    s = _schedule_of(rec)
-    if s is None:
-        raise InvalidInput("NAME", f"schedule {args.name}'s definition no longer validates: "
-                           f"{rec.last_error or 'see schedule show'}")
-    now = datetime.fromtimestamp(store.clock.now(), UTC).replace(microsecond=0)
-    planned = expand(s, now, store.shops())
-    ids = store.submit_many([validate_spec(p.to_dict(), where="--task") for p in planned])
+    ids = run_schedule_now(cli.store, args.name)
     if cli.json:
-        cli.out({"name": rec.name, "firing": now.isoformat(), "ids": ids})
+        cli.out({"name": args.name, "ids": ids})
     else:
-        print(f"schedule {rec.name} fired now: {len(ids)} task(s) " +
+        print(f"schedule {args.name} fired now: {len(ids)} task(s) " +
               " ".join(str(i) for i in ids))
     return 0
 

@@ -83,9 +83,9 @@ def test_a_delayed_task_shows_as_scheduled_with_its_time(
     f = tmp_path / "t.json"
     f.write_text(json.dumps({**TEMPLATE, "shop": "pdd-1", "delay_s": 3600}))
     assert run(capsys, "submit", str(f), "--db", db)[0] == 0
-    code, out, _ = run(capsys, "tasks", "--state", "scheduled", "--db", db)
+    _, out, _ = run(capsys, "tasks", "--state", "scheduled", "--db", db)
     assert "scheduled" in out and "joins the queue" in out
-    code, out, _ = run(capsys, "task", "1", "--db", db)
+    _, out, _ = run(capsys, "task", "1", "--db", db)
     assert "scheduled: joins the queue at" in out
 
 
