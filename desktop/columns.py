@@ -124,6 +124,7 @@ SHOPS = [
     Column("name", QT_TR_NOOP("Shop"), lambda r: r.name),
     Column("platform", QT_TR_NOOP("Platform"), lambda r: r.platform),
     Column("domain", QT_TR_NOOP("Domain"), lambda r: r.domain),
+    Column("tags", QT_TR_NOOP("Tags"), lambda r: " ".join(r.tags)),  # #18
     Column("paused", QT_TR_NOOP("Shop paused"), lambda r: tr("paused") if r.paused else ""),
     Column("dpaused", QT_TR_NOOP("Domain paused"),
            lambda r: tr("paused") if r.domain_paused else ""),
