@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
@@ -30,24 +30,21 @@ from core import (
     schedule_rows,
 )
 
+from .i18n import QT_TR_NOOP, tr
 from .models import Column, ListTableModel, Reader
 from .panels import TablePanel
 
 NEXT_RUNS = 3
 
 
-def tr(text: str) -> str:
-    return QCoreApplication.translate("SchedulesView", text)
-
-
 SCHEDULES = [
-    Column("name", "Schedule", lambda r: r.name),
-    Column("when", "When", lambda r: r.describe or tr("(no longer valid)")),
-    Column("shops", "Shops", lambda r: r.shops),
-    Column("next", "Next runs", lambda r: tr("paused") if r.paused else
+    Column("name", QT_TR_NOOP("Schedule"), lambda r: r.name),
+    Column("when", QT_TR_NOOP("When"), lambda r: r.describe or tr("(no longer valid)")),
+    Column("shops", QT_TR_NOOP("Shops"), lambda r: r.shops),
+    Column("next", QT_TR_NOOP("Next runs"), lambda r: tr("paused") if r.paused else
            "  ·  ".join(r.next_runs)),
-    Column("last", "Last run", lambda r: r.last_run),
-    Column("error", "Last error", lambda r: r.last_error),
+    Column("last", QT_TR_NOOP("Last run"), lambda r: r.last_run),
+    Column("error", QT_TR_NOOP("Last error"), lambda r: r.last_error),
 ]
 """The view's columns (next runs are local times of each schedule's own zone)."""
 
@@ -144,17 +141,16 @@ class SchedulesView(QWidget):
         try:
             if key == "pause":
                 await self.reader(store.set_schedule_state, name, paused=True)
-                done = tr("schedule %1 paused").replace("%1", name)
+                done = tr("schedule %1 paused", name)
             elif key == "resume":
                 await self.reader(resume_schedule, store, name)
-                done = tr("schedule %1 resumed").replace("%1", name)
+                done = tr("schedule %1 resumed", name)
             elif key == "run_now":
                 ids = await self.reader(run_schedule_now, store, name)
-                done = tr("schedule %1 ran now: %2 task(s)").replace("%1", name).replace(
-                    "%2", str(len(ids)))
+                done = tr("schedule %1 ran now: %2 task(s)", name, len(ids))
             elif key == "delete":
                 await self.reader(store.delete_schedule, name)
-                done = tr("schedule %1 deleted").replace("%1", name)
+                done = tr("schedule %1 deleted", name)
             else:
                 raise ValueError(key)
         except Exception as exc:  # shown to the operator; the view stays usable

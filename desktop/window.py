@@ -36,7 +36,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import BreakerChanged, EngineHost, EngineStatistics, TicketOpened, resources_dir
+from core import (
+    BreakerChanged,
+    EngineHost,
+    EngineStatistics,
+    ScheduleFailed,
+    TicketOpened,
+    resources_dir,
+)
 
 from . import action_table as A
 from . import columns as C
@@ -57,6 +64,7 @@ from .models import (
     worker_state_color,
 )
 from .panels import TablePanel
+from .schedules_view import SchedulesView
 from .tickets import TicketReads
 from .window_commands import CommandsMixin
 from .window_refresh import RefreshMixin
@@ -151,6 +159,8 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         kb.addWidget(self.panels["kb"])
         kb.addWidget(self.panels["rules"])
         add("kb", kb)
+        self.schedules = SchedulesView(self.store, self.reader, parent=self)  # #18
+        add("schedules", self.schedules)
         add("dashboard", self.dashboard)
         self.tabs.currentChanged.connect(self._tab_changed)
         self.detail = DetailPane(self)
@@ -224,8 +234,16 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         b.ticket_answered.connect(lambda *_: self._mark(("tickets", "kb", "rules")))
         b.engine_problem_reported.connect(
             lambda e: self.status_alert.setText(tr("Engine problem: %1", e.error)))
+        b.event_received.connect(self._schedule_event)  # #18
         b.ready()
         self._update_actions()
+
+    def _schedule_event(self, event: object) -> None:
+        """#18: the Schedules view follows firings; a failed schedule is loud."""
+        self.schedules.on_event(event)  # type: ignore[arg-type]
+        if isinstance(event, ScheduleFailed):
+            self.status_alert.setText(tr("Schedule %1 paused: %2", event.name, event.error))
+            self.notify(tr("Schedule failed"), tr("%1: %2", event.name, event.error))
 
     def _bring_to_front(self, *_: object) -> None:
         self.showNormal()

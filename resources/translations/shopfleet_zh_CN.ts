@@ -183,6 +183,10 @@
         <translation>浏览器</translation>
     </message>
     <message>
+        <source>Tags</source>
+        <translation>标签</translation>
+    </message>
+    <message>
         <source>Waiting for a person</source>
         <translation>等待人工</translation>
     </message>
@@ -771,6 +775,14 @@
         <translation>连接此存储的所有控制台和工作节点共享同一队列</translation>
     </message>
     <message>
+        <source>Schedule %1 paused: %2</source>
+        <translation>定时任务 %1 已暂停：%2</translation>
+    </message>
+    <message>
+        <source>Schedule failed</source>
+        <translation>定时任务失败</translation>
+    </message>
+    <message>
         <source>Breaker open</source>
         <translation>熔断器已断开</translation>
     </message>
@@ -957,6 +969,10 @@
     <message>
         <source>Read every table again</source>
         <translation>重新读取所有表格</translation>
+    </message>
+    <message>
+        <source>Schedules</source>
+        <translation>定时任务</translation>
     </message>
     <message>
         <source>Bump</source>
@@ -1153,6 +1169,58 @@
     <message>
         <source>Could not finish: %1</source>
         <translation>无法完成：%1</translation>
+    </message>
+    <message>
+        <source>Schedule</source>
+        <translation>定时任务</translation>
+    </message>
+    <message>
+        <source>(no longer valid)</source>
+        <translation>（已失效）</translation>
+    </message>
+    <message>
+        <source>Next runs</source>
+        <translation>下次运行</translation>
+    </message>
+    <message>
+        <source>Last run</source>
+        <translation>上次运行</translation>
+    </message>
+    <message>
+        <source>Last error</source>
+        <translation>上次错误</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>恢复</translation>
+    </message>
+    <message>
+        <source>Run now</source>
+        <translation>立即运行</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>schedule %1 paused</source>
+        <translation>定时任务 %1 已暂停</translation>
+    </message>
+    <message>
+        <source>schedule %1 resumed</source>
+        <translation>定时任务 %1 已恢复</translation>
+    </message>
+    <message>
+        <source>schedule %1 ran now: %2 task(s)</source>
+        <translation>定时任务 %1 已立即运行：%2 个任务</translation>
+    </message>
+    <message>
+        <source>schedule %1 deleted</source>
+        <translation>定时任务 %1 已删除</translation>
     </message>
 </context>
 </TS>

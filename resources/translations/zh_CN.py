@@ -297,4 +297,23 @@ ZH_CN = {
     "store: %1": "存储：%1",
     "Every console and worker on this store shares its queue":
         "连接此存储的所有控制台和工作节点共享同一队列",
+    # --- #18 schedules, shop tags
+    "Schedules": "定时任务",
+    "Schedule": "定时任务",
+    "When": "时间",
+    "Next runs": "下次运行",
+    "Last run": "上次运行",
+    "Last error": "上次错误",
+    "(no longer valid)": "（已失效）",
+    "Pause": "暂停",
+    "Resume": "恢复",
+    "Run now": "立即运行",
+    "Delete": "删除",
+    "Tags": "标签",
+    "schedule %1 paused": "定时任务 %1 已暂停",
+    "schedule %1 resumed": "定时任务 %1 已恢复",
+    "schedule %1 ran now: %2 task(s)": "定时任务 %1 已立即运行：%2 个任务",
+    "schedule %1 deleted": "定时任务 %1 已删除",
+    "Schedule %1 paused: %2": "定时任务 %1 已暂停：%2",
+    "Schedule failed": "定时任务失败",
 }
