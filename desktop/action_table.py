@@ -9,7 +9,7 @@ from PySide6.QtGui import QKeySequence
 
 from .i18n import tr
 
-TASK_PANELS = ("pending", "in_flight", "suspended", "quarantine", "history")
+TASK_PANELS = ("pending", "in_flight", "suspended", "quarantine", "history", "scheduled")
 """Tabs whose rows are tasks (a selected row is a task id)."""
 
 TOOLBAR: tuple[str | None, ...] = (
@@ -22,6 +22,7 @@ CONTEXT_MENUS: dict[str, list[str | None]] = {
     "pending": ["bump", "cancel", None, "pause_shop", "resume_shop", "pause_domain"],
     "in_flight": ["preempt", "bump", "cancel", None, "pause_shop"],
     "suspended": ["bump", "cancel"],
+    "scheduled": ["bump", "cancel"],  # #18
     "quarantine": ["release", "bump", "cancel"],
     "tickets": ["answer", "cancel", None, "pause_shop"],
     "history": ["retry"],
@@ -90,7 +91,8 @@ def enabled(s: Selection) -> dict[str, bool]:
     e = s.engine
     return {
         "submit": e,
-        "bump": e and s.tab in ("pending", "suspended", "quarantine", "in_flight") and s.tasks,
+        "bump": e and s.tab in ("pending", "suspended", "quarantine", "in_flight",
+                                "scheduled") and s.tasks,
         "preempt": e and s.tab == "in_flight" and s.tasks,
         "cancel": e and s.tasks and s.tab != "history",
         "retry": e and s.tab == "history" and s.tasks,
@@ -114,4 +116,4 @@ def tab_names() -> dict[str, str]:
             "tickets": tr("Tickets"), "history": tr("History"), "shops": tr("Shops"),
             "gates": tr("Gates & breakers"), "kb": tr("Knowledge base & rules"),
             "dashboard": tr("Dashboard"), "workers": tr("Workers"),
-            "schedules": tr("Schedules")}  # #18
+            "schedules": tr("Schedules"), "scheduled": tr("Scheduled")}  # #18

@@ -59,6 +59,10 @@ TOOK = Column("took", QT_TR_NOOP("Took"),
               if r.finished_at else "", right=True)
 
 PENDING = [ID, SCORE, TYPE, SHOP, PLATFORM, WAITED, DEADLINE, ATTEMPTS, HARD, REASON]
+JOINS = Column("joins", QT_TR_NOOP("Joins the queue"), lambda r: fmt_in(r.not_before),
+               raw=lambda r: r.not_before, live=True, right=True,
+               tip=lambda r: fmt_time(r.not_before))
+SCHEDULED = [ID, TYPE, SHOP, PLATFORM, JOINS, DEADLINE, REASON]  # #18 delayed tasks
 PARKED = [ID, SCORE, TYPE, SHOP, PLATFORM, SINCE, ATTEMPTS, ERROR_CLASS, ERROR, REASON]
 HISTORY = [ID, TYPE, SHOP, PLATFORM, STATE, FINISHED, TOOK, ATTEMPTS, ERROR_CLASS, ERROR]
 
@@ -200,7 +204,8 @@ RULES = [
 ]
 
 # Words shown through tr() from data (states, answers); listed so lupdate finds them.
-_WORDS = [QT_TR_NOOP("queued"), QT_TR_NOOP("running"), QT_TR_NOOP("suspended"),
+_WORDS = [QT_TR_NOOP("queued"), QT_TR_NOOP("scheduled"), QT_TR_NOOP("running"),
+          QT_TR_NOOP("suspended"),
           QT_TR_NOOP("waiting_human"), QT_TR_NOOP("quarantined"), QT_TR_NOOP("done"),
           QT_TR_NOOP("failed"), QT_TR_NOOP("cancelled"), QT_TR_NOOP("open"),
           QT_TR_NOOP("closed"), QT_TR_NOOP("half_open"), QT_TR_NOOP("retry"),

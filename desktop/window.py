@@ -120,6 +120,7 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             "quarantine": TaskTableModel("quarantine", C.PARKED, reader, store, self),
             "tickets": ListTableModel(C.TICKETS, lambda r: r.id, self._load_tickets, self),
             "history": TaskTableModel("history", C.HISTORY, reader, store, self),
+            "scheduled": TaskTableModel("scheduled", C.SCHEDULED, reader, store, self),  # #18
             "shops": ListTableModel(C.SHOPS, lambda r: r.name, self._load_shops, self),
             "gates": ListTableModel(C.GATES, lambda r: r.name, self._no_load, self),
             "breakers": ListTableModel(C.BREAKERS, lambda r: r.name, self._no_load, self),
@@ -159,6 +160,7 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         kb.addWidget(self.panels["kb"])
         kb.addWidget(self.panels["rules"])
         add("kb", kb)
+        add("scheduled", self.panels["scheduled"])  # #18: delayed tasks
         self.schedules = SchedulesView(self.store, self.reader, parent=self)  # #18
         add("schedules", self.schedules)
         add("dashboard", self.dashboard)

@@ -143,6 +143,10 @@
         <translation>运行中</translation>
     </message>
     <message>
+        <source>Joins the queue</source>
+        <translation>入队时间</translation>
+    </message>
+    <message>
         <source>Worker</source>
         <translation>工作节点</translation>
     </message>
@@ -301,6 +305,10 @@
     <message>
         <source>suspended</source>
         <translation>已挂起</translation>
+    </message>
+    <message>
+        <source>scheduled</source>
+        <translation>待定时</translation>
     </message>
     <message>
         <source>waiting_human</source>
@@ -973,6 +981,10 @@
     <message>
         <source>Schedules</source>
         <translation>定时任务</translation>
+    </message>
+    <message>
+        <source>Scheduled</source>
+        <translation>待定时</translation>
     </message>
     <message>
         <source>Bump</source>

@@ -316,4 +316,7 @@ ZH_CN = {
     "schedule %1 deleted": "定时任务 %1 已删除",
     "Schedule %1 paused: %2": "定时任务 %1 已暂停：%2",
     "Schedule failed": "定时任务失败",
+    "Scheduled": "待定时",
+    "scheduled": "待定时",
+    "Joins the queue": "入队时间",
 }
