@@ -65,6 +65,8 @@ if TYPE_CHECKING:
     from .events import EventBus as EventBus
     from .events import GateChanged as GateChanged
     from .events import GateHeld as GateHeld
+    from .events import ScheduleFailed as ScheduleFailed
+    from .events import ScheduleFired as ScheduleFired
     from .events import ShopPaused as ShopPaused
     from .events import TaskBumped as TaskBumped
     from .events import TaskPreempted as TaskPreempted
@@ -110,6 +112,12 @@ if TYPE_CHECKING:
     from .recorder import ShopLogin as ShopLogin
     from .recorder import record_flow as record_flow
     from .recorder import write_flow_file as write_flow_file
+    from .scheduler import ScheduleRow as ScheduleRow
+    from .scheduler import resume_schedule as resume_schedule
+    from .scheduler import run_schedule_now as run_schedule_now
+    from .scheduler import schedule_rows as schedule_rows
+    from .selectors import normalize_tags as normalize_tags
+    from .selectors import select_shops as select_shops
     from .selftest import run_self_test as run_self_test
     from .specs import TaskSpec as TaskSpec
     from .specs import parse_specs as parse_specs
@@ -124,6 +132,7 @@ if TYPE_CHECKING:
     from .store import new_owner_id as new_owner_id
     from .store.base import Store as Store
     from .store.base import TicketBook as TicketBook
+    from .store.records import ScheduleRecord as ScheduleRecord
     from .tickets import Answer as Answer
     from .tickets import KbAnswer as KbAnswer
     from .tickets import Rule as Rule
@@ -264,6 +273,16 @@ _WHERE: dict[str, str] = {
     "pick_locator": ".workbench",
     "record_shop_flow": ".workbench",
     "rename_params": ".workbench",
+    # --- #18 schedules, shop groups
+    "ScheduleFailed": ".events",
+    "ScheduleFired": ".events",
+    "ScheduleRecord": ".store.records",
+    "ScheduleRow": ".scheduler",
+    "normalize_tags": ".selectors",
+    "resume_schedule": ".scheduler",
+    "run_schedule_now": ".scheduler",
+    "schedule_rows": ".scheduler",
+    "select_shops": ".selectors",
 }
 
 from .version import __version__  # noqa: E402  (one place, also for the self-test)

@@ -49,6 +49,7 @@ VIEWS: dict[str, tuple[str, ...]] = {
     "quarantine": ("quarantined",),
     "waiting_human": ("waiting_human",),
     "history": ("done", "failed", "cancelled"),
+    "scheduled": ("scheduled",),  # #18 delayed tasks, waiting for their time
 }
 """Console views and the task states each shows."""
 
@@ -60,6 +61,7 @@ SORTS: dict[str, tuple[SortName, ...]] = {
     "quarantine": ("id", "score"),
     "waiting_human": ("id", "score"),
     "history": ("id",),
+    "scheduled": ("id",),
 }
 """Sort orders each view offers; the first is its default. ``id`` ascending is oldest first."""
 

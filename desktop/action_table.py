@@ -19,12 +19,13 @@ from PySide6.QtGui import QKeySequence
 
 from .i18n import QT_TR_NOOP, tr
 
-TASK_PANELS = ("pending", "in_flight", "suspended", "quarantine", "history")
+TASK_PANELS = ("pending", "in_flight", "suspended", "quarantine", "history", "scheduled")
 """Views whose rows are tasks (a selected row is a task id)."""
 
 VIEWS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (QT_TR_NOOP("Work"), ("pending", "in_flight", "tickets", "suspended", "quarantine",
                           "history")),
+    (QT_TR_NOOP("Later"), ("scheduled", "schedules")),  # #18 delayed tasks and schedules
     (QT_TR_NOOP("Sites"), ("shops", "gates", "workers")),
     (QT_TR_NOOP("Overview"), ("dashboard", "kb")),
 )
@@ -158,7 +159,8 @@ ACTIONS: list[ActionSpec] = [
     ActionSpec("bump", QT_TR_NOOP("Change priority…"),
                QT_TR_NOOP("Change the priority of the selected tasks"), "tasks",
                lambda w: w.bump_selected(), _keys("Ctrl+B"),
-               _task_tabs("pending", "suspended", "quarantine", "in_flight"), toolbar=True,
+               _task_tabs("pending", "suspended", "quarantine", "in_flight", "scheduled"),
+               toolbar=True,
                section=1),
     ActionSpec("preempt", QT_TR_NOOP("Preempt"),
                QT_TR_NOOP("Suspend the selected running task at its next safe step"), "tasks",
@@ -275,6 +277,7 @@ CONTEXT_MENUS: dict[str, list[str | None]] = {
     "pending": ["bump", "cancel", None, "pause_shop", "resume_shop", "pause_domain"],
     "in_flight": ["preempt", "bump", "cancel", None, "pause_shop"],
     "suspended": ["bump", "cancel"],
+    "scheduled": ["bump", "cancel"],  # #18
     "quarantine": ["release", "bump", "cancel"],
     "tickets": ["answer", "cancel", None, "pause_shop"],
     "history": ["retry"],
@@ -293,7 +296,8 @@ VIEW_NAMES: dict[str, str] = {
     "tickets": QT_TR_NOOP("Tickets"), "history": QT_TR_NOOP("History"),
     "shops": QT_TR_NOOP("Shops"), "gates": QT_TR_NOOP("Rate limits & breakers"),
     "kb": QT_TR_NOOP("Knowledge base & rules"), "dashboard": QT_TR_NOOP("Dashboard"),
-    "workers": QT_TR_NOOP("Workers")}
+    "workers": QT_TR_NOOP("Workers"), "scheduled": QT_TR_NOOP("Scheduled"),
+    "schedules": QT_TR_NOOP("Schedules")}
 
 
 def tab_names() -> dict[str, str]:

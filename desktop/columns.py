@@ -76,6 +76,10 @@ TOOK = Column("took", QT_TR_NOOP("Took"),
               if r.finished_at else "", right=True)
 
 PENDING = [ID, SCORE, TYPE, SHOP, PLATFORM, WAITED, DEADLINE, ATTEMPTS, HARD, REASON]
+JOINS = Column("joins", QT_TR_NOOP("Joins the queue"), lambda r: fmt_in(r.not_before),
+               raw=lambda r: r.not_before, live=True, right=True,
+               tip=lambda r: fmt_time(r.not_before))
+SCHEDULED = [ID, TYPE, SHOP, PLATFORM, JOINS, DEADLINE, REASON]  # #18 delayed tasks
 PARKED = [ID, SCORE, TYPE, SHOP, PLATFORM, SINCE, ATTEMPTS, ERROR_CLASS, ERROR]
 HISTORY = [ID, TYPE, SHOP, PLATFORM, STATE, FINISHED, TOOK, ATTEMPTS, ERROR_CLASS, ERROR]
 
@@ -141,6 +145,7 @@ SHOPS = [
     Column("name", QT_TR_NOOP("Shop"), lambda r: r.name),
     Column("platform", QT_TR_NOOP("Platform"), lambda r: names.platform(r.platform)),
     Column("domain", QT_TR_NOOP("Site"), lambda r: r.domain),
+    Column("tags", QT_TR_NOOP("Tags"), lambda r: " ".join(r.tags)),  # #18
     Column("paused", QT_TR_NOOP("Shop paused"), lambda r: tr("paused") if r.paused else ""),
     Column("dpaused", QT_TR_NOOP("Site paused"),
            lambda r: tr("paused") if r.domain_paused else ""),

@@ -50,6 +50,7 @@ from core import (
     BreakerChanged,
     EngineHost,
     EngineStatistics,
+    ScheduleFailed,
     TicketOpened,
     all_paused,
     pause_all,
@@ -79,6 +80,7 @@ from .models import (
 )
 from .navigation import Navigation
 from .panels import EMPTY_KEYS, TablePanel
+from .schedules_view import SchedulesView
 from .tickets import TicketReads
 from .window_commands import CommandsMixin
 from .window_refresh import RefreshMixin
@@ -146,6 +148,7 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             "quarantine": TaskTableModel("quarantine", C.PARKED, reader, store, self),
             "tickets": ListTableModel(C.TICKETS, lambda r: r.id, self._load_tickets, self),
             "history": TaskTableModel("history", C.HISTORY, reader, store, self),
+            "scheduled": TaskTableModel("scheduled", C.SCHEDULED, reader, store, self),  # #18
             "shops": ListTableModel(C.SHOPS, lambda r: r.name, self._load_shops, self),
             "gates": ListTableModel(C.GATES, lambda r: r.name, self._no_load, self),
             "breakers": ListTableModel(C.BREAKERS, lambda r: r.name, self._no_load, self),
@@ -181,6 +184,9 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         kb.addWidget(self.panels["kb"])
         kb.addWidget(self.panels["rules"])
         self.nav.add_page("kb", kb)
+        self.nav.add_page("scheduled", self.panels["scheduled"])  # #18: delayed tasks
+        self.schedules = SchedulesView(self.store, self.reader, parent=self)  # #18
+        self.nav.add_page("schedules", self.schedules)
         self.nav.add_page("dashboard", self.dashboard)
         self.nav.current_changed.connect(self._tab_changed)
         self.detail = DetailPane(self)
@@ -275,8 +281,16 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         b.ticket_answered.connect(lambda *_: self._mark(("tickets", "kb", "rules")))
         b.engine_problem_reported.connect(
             lambda e: self.status_alert.setText(tr("Engine problem: %1", e.error)))
+        b.event_received.connect(self._schedule_event)  # #18
         b.ready()
         self._update_actions()
+
+    def _schedule_event(self, event: object) -> None:
+        """#18: the Schedules view follows firings; a failed schedule is loud."""
+        self.schedules.on_event(event)  # type: ignore[arg-type]
+        if isinstance(event, ScheduleFailed):
+            self.status_alert.setText(tr("Schedule %1 paused: %2", event.name, event.error))
+            self.notify(tr("Schedule failed"), tr("%1: %2", event.name, event.error))
 
     def _bring_to_front(self, *_: object) -> None:
         self.showNormal()
@@ -359,6 +373,7 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             p.retranslate()
         self.detail.retranslate()
         self.dashboard.retranslate()
+        self.schedules.retranslate()
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:

@@ -19,6 +19,7 @@ from . import (
     queue,
     record,
     run_flow,
+    schedules,
     schema,
     selftest,
     shops,
@@ -31,7 +32,7 @@ Registration = Callable[[Any, argparse.ArgumentParser], None]
 
 GROUPS: tuple[Registration, ...] = (
     queue.register,      # submit, status, tasks, task, bump, cancel, preempt
-    shops.register,      # shops, shop add|set|set-password|pause|resume
+    shops.register,      # shops, shop add|set|set-password|pause|resume|tag|untag
     tickets.register,    # tickets, ticket, answer, quarantine, release, kb, rules
     worker.register,     # worker, workers
     demo.register,       # demo, demo-site
@@ -42,6 +43,7 @@ GROUPS: tuple[Registration, ...] = (
     doctor.register,     # doctor
     selftest.register,   # self-test
     migrate.register,    # migrate
+    schedules.register,  # schedule add|list|show|pause|resume|delete|run-now (#18)
 )
 """Every command group, in the order ``shopfleet --help`` lists them."""
 

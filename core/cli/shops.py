@@ -1,4 +1,7 @@
-"""Shop commands: ``shops`` and ``shop add|set|set-password|pause|resume``."""
+"""Shop commands: ``shops`` and ``shop add|set|set-password|pause|resume|tag|untag``.
+
+#18: ``shops --shops SELECTOR`` lists the shops a selector picks; ``shop pause|resume``
+take a NAME or ``--shops SELECTOR`` (see :mod:`core.selectors`)."""
 
 from __future__ import annotations
 
@@ -8,11 +11,22 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..origins import normalise_origins
+from ..selectors import normalize_tags, select_shops
+from ..store import ShopRecord
 from .context import Cli
 
 
-def cmd_shops(args: argparse.Namespace, cli: Cli) -> int:
+def picked_shops(cli: Cli, selector: str | None) -> list[ShopRecord]:
+    """The shops ``--shops SELECTOR`` picks (all when ``None``); a selector that is bad or
+    picks nothing is bad input naming ``--shops``."""
     shops = cli.store.shops()
+    if selector is None:
+        return shops
+    return select_shops(selector, shops, field="--shops")
+
+
+def cmd_shops(args: argparse.Namespace, cli: Cli) -> int:
+    shops = picked_shops(cli, args.shops)
     if cli.json:
         cli.out([s.__dict__ for s in shops])
         return 0
@@ -22,7 +36,8 @@ def cmd_shops(args: argparse.Namespace, cli: Cli) -> int:
         flags = " paused" if s.paused else ""
         login = f"user {s.username}" if s.username else "no login"
         pw = ", password set" if s.has_password else ""
-        print(f"{s.name:<16} {s.platform:<8} {s.base_url}  ({login}{pw}){flags}")
+        tags = f"  tags: {' '.join(s.tags)}" if s.tags else ""
+        print(f"{s.name:<16} {s.platform:<8} {s.base_url}  ({login}{pw}){flags}{tags}")
     return 0
 
 
@@ -53,8 +68,28 @@ def cmd_shop_set(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def cmd_shop_pause(args: argparse.Namespace, cli: Cli) -> int:
-    shop = cli.store.set_shop_paused(args.name, args.cmd == "pause")
-    print(f"shop {shop.name} {'paused' if shop.paused else 'resumed'}")
+    if (args.name is None) == (args.shops is None):
+        raise InvalidInput("NAME", "give a shop's name or --shops SELECTOR (not both)")
+    names = [args.name] if args.name is not None else [
+        s.name for s in picked_shops(cli, args.shops)]
+    for name in names:
+        shop = cli.store.set_shop_paused(name, args.cmd == "pause")
+        print(f"shop {shop.name} {'paused' if shop.paused else 'resumed'}")
+    return 0
+
+
+def cmd_shop_tag(args: argparse.Namespace, cli: Cli) -> int:
+    """``shop tag NAME TAG…`` / ``shop untag NAME TAG…`` (tags are checked before the store
+    is touched: a bad one names ``TAG``, nothing written)."""
+    normalize_tags(args.tags, field="TAG")
+    if args.cmd == "tag":
+        shop = cli.store.retag_shop(args.name, add=args.tags)
+    else:
+        shop = cli.store.retag_shop(args.name, remove=args.tags)
+    if cli.json:
+        cli.out(shop.__dict__)
+    else:
+        print(f"shop {shop.name} tags: {' '.join(shop.tags) or '(none)'}")
     return 0
 
 
@@ -82,6 +117,8 @@ def cmd_shop_set_password(args: argparse.Namespace, cli: Cli) -> int:
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("shops", parents=[common], help="list shops")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--shops", metavar="SELECTOR",
+                   help="only the shops a selector picks (platform:pdd, tag:north, pdd-*)")
     p.set_defaults(handler=cmd_shops, readonly=True)
 
     shop = sub.add_parser("shop", parents=[common], help="add or change a shop")
@@ -109,5 +146,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=cmd_shop_set_password)
     for verb in ("pause", "resume"):
         p = shop_sub.add_parser(verb, parents=[common], help=f"{verb} a shop's tasks")
-        p.add_argument("name")
+        p.add_argument("name", nargs="?")
+        p.add_argument("--shops", metavar="SELECTOR", help="every shop a selector picks")
         p.set_defaults(handler=cmd_shop_pause)
+    for verb, what in (("tag", "add tags to a shop"), ("untag", "remove tags from a shop")):
+        p = shop_sub.add_parser(verb, parents=[common], help=what)
+        p.add_argument("name")
+        p.add_argument("tags", nargs="+", metavar="TAG")
+        p.add_argument("--json", action="store_true", help="print JSON")
+        p.set_defaults(handler=cmd_shop_tag)

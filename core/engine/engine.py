@@ -36,6 +36,7 @@ from ..events import (
     TaskStateChanged,
     TicketAnswered,
 )
+from ..scheduler import scheduler_job
 from ..specs import TaskSpec
 from .breakers import BreakerState
 from .dispatch import Dispatcher
@@ -93,6 +94,8 @@ class Engine(Dispatcher):
         self._watch("lease-recovery", self._job_recover)
         self._watch("lease-renewal", self._job_renew)
         self._watch("metrics", self._job_metrics)
+        self._watch("scheduler", lambda: scheduler_job(  # #18: schedules fire
+            self.astore, self.clock, self.bus.publish, self._poke))
 
     async def run(self) -> None:
         """Claim and run tasks until :meth:`stop`; raises if a background job died."""

@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ..clock import Clock
 from ..config import Settings
 from ..specs import TaskSpec
-from .records import ClaimedTask, QueueStatus, ShopRecord, TaskEvent, TaskRecord, TaskState
+from .records import (
+    ClaimedTask,
+    QueueStatus,
+    ScheduleRecord,
+    ShopRecord,
+    TaskEvent,
+    TaskRecord,
+    TaskState,
+)
 
 if TYPE_CHECKING:
     from ..tickets import KbAnswer, Rule, RuleAction, Signature, Ticket
@@ -29,6 +37,10 @@ if TYPE_CHECKING:
 FAST_PATH_ROWS = 256
 """Best queued tasks a claim looks at before it asks each shop for its best one instead (both
 stores: SQLite's ``_pick``, Redis's claim script)."""
+PROMOTE_BATCH = 1000
+"""Scheduled tasks whose time came that one claim round moves into the queue at most, oldest
+first (both stores; the rest follow next round). Keeps a round's cost bounded when a big batch
+of delayed tasks comes due at once."""
 
 
 @dataclass(frozen=True)
@@ -251,3 +263,19 @@ class Store(Protocol):
         """Mark workers silent for ``lost_after_s`` lost and requeue their tasks now."""
 
     def ticket_book(self) -> TicketStore: ...
+
+    # --- #18 shop tags and schedules (core.store.sqlite.groups, core.store.redis.groups)
+    def retag_shop(self, name: str, *, add: Iterable[str] = (), remove: Iterable[str] = ()
+                   ) -> ShopRecord:
+        """Add and remove a shop's tags in one transaction."""
+    def add_schedule(self, name: str, definition: dict[str, Any], *, mark: float
+                     ) -> ScheduleRecord: ...
+    def schedules(self) -> list[ScheduleRecord]: ...
+    def schedule_record(self, name: str) -> ScheduleRecord: ...
+    def set_schedule_state(self, name: str, *, paused: bool, last_error: str | None = None,
+                           mark: float | None = None) -> ScheduleRecord: ...
+    def delete_schedule(self, name: str) -> None: ...
+    def fire_schedule(self, name: str, *, expected_mark: float, mark: float,
+                      specs: Sequence[TaskSpec]) -> list[int] | None:
+        """Submit a firing's tasks and move the mark from ``expected_mark`` in one
+        transaction; ``None`` (nothing written) when the mark had moved already."""

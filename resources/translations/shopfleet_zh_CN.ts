@@ -139,6 +139,10 @@
         <translation>详情</translation>
     </message>
     <message>
+        <source>Joins the queue</source>
+        <translation>入队时间</translation>
+    </message>
+    <message>
         <source>Worker</source>
         <translation>工作节点</translation>
     </message>
@@ -181,6 +185,10 @@
     <message>
         <source>Site</source>
         <translation>站点</translation>
+    </message>
+    <message>
+        <source>Tags</source>
+        <translation>标签</translation>
     </message>
     <message>
         <source>Site paused</source>
@@ -727,6 +735,14 @@
         <translation>引擎问题：%1</translation>
     </message>
     <message>
+        <source>Schedule %1 paused: %2</source>
+        <translation>定时任务 %1 已暂停：%2</translation>
+    </message>
+    <message>
+        <source>Schedule failed</source>
+        <translation>定时任务失败</translation>
+    </message>
+    <message>
         <source>Breaker tripped</source>
         <translation>已熔断</translation>
     </message>
@@ -965,6 +981,10 @@ Store: %2</source>
         <translation>工作</translation>
     </message>
     <message>
+        <source>Later</source>
+        <translation>定时</translation>
+    </message>
+    <message>
         <source>Sites</source>
         <translation>站点</translation>
     </message>
@@ -1167,6 +1187,14 @@ Store: %2</source>
     <message>
         <source>Rate limits &amp; breakers</source>
         <translation>限速与熔断</translation>
+    </message>
+    <message>
+        <source>Scheduled</source>
+        <translation>待定时</translation>
+    </message>
+    <message>
+        <source>Schedules</source>
+        <translation>定时任务</translation>
     </message>
     <message>
         <source>Change priority</source>
@@ -2191,6 +2219,54 @@ Replace the shipped flow's file with this one? Choose No to save it under anothe
     <message>
         <source> — demo</source>
         <translation> — 演示</translation>
+    </message>
+    <message>
+        <source>Schedule</source>
+        <translation>定时任务</translation>
+    </message>
+    <message>
+        <source>(no longer valid)</source>
+        <translation>（已失效）</translation>
+    </message>
+    <message>
+        <source>Next runs</source>
+        <translation>下次运行</translation>
+    </message>
+    <message>
+        <source>Last run</source>
+        <translation>上次运行</translation>
+    </message>
+    <message>
+        <source>Last error</source>
+        <translation>上次错误</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Run now</source>
+        <translation>立即运行</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>schedule %1 paused</source>
+        <translation>定时任务 %1 已暂停</translation>
+    </message>
+    <message>
+        <source>schedule %1 resumed</source>
+        <translation>定时任务 %1 已恢复</translation>
+    </message>
+    <message>
+        <source>schedule %1 ran now: %2 task(s)</source>
+        <translation>定时任务 %1 已立即运行：%2 个任务</translation>
+    </message>
+    <message>
+        <source>schedule %1 deleted</source>
+        <translation>定时任务 %1 已删除</translation>
     </message>
 </context>
 </TS>

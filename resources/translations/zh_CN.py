@@ -348,6 +348,28 @@ ZH_CN = {
     "Flow editor…": "流程编辑器…",
     "Edit a flow's steps, check them, run them on a shop": "编辑流程步骤、检查并在店铺上运行",
     "Make a flow by doing the work once in a shop's browser": "在店铺浏览器中操作一遍即可生成流程",
+    # --- #18 schedules, shop tags
+    "Schedules": "定时任务",
+    "Schedule": "定时任务",
+    "When": "时间",
+    "Next runs": "下次运行",
+    "Last run": "上次运行",
+    "Last error": "上次错误",
+    "(no longer valid)": "（已失效）",
+    "Pause": "暂停",
+    "Resume": "恢复",
+    "Run now": "立即运行",
+    "Delete": "删除",
+    "Tags": "标签",
+    "schedule %1 paused": "定时任务 %1 已暂停",
+    "schedule %1 resumed": "定时任务 %1 已恢复",
+    "schedule %1 ran now: %2 task(s)": "定时任务 %1 已立即运行：%2 个任务",
+    "schedule %1 deleted": "定时任务 %1 已删除",
+    "Schedule %1 paused: %2": "定时任务 %1 已暂停：%2",
+    "Schedule failed": "定时任务失败",
+    "Scheduled": "待定时",
+    "scheduled": "待定时",
+    "Joins the queue": "入队时间",
 }
 
 # -- issue 16: the operator's words (docs/glossary.md), menus, names of codes ---------------
@@ -437,6 +459,7 @@ ZH_CN.update({
     "Start no more tasks on this computer; running ones finish. Press again to resume all.":
         "本机不再启动新任务，运行中的任务继续完成。再按一次全部恢复。",
     "Work": "工作",
+    "Later": "定时",
     "Sites": "站点",
     "Overview": "概览",
     "&File": "文件(&F)",

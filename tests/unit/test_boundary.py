@@ -59,6 +59,9 @@ def test_public_names_are_pinned() -> None:
         "SystemClock", "TaskError", "TaskEvent", "TaskRecord", "TaskSpec", "TaskState",
         "UnknownTask", "__version__", "load_settings", "new_owner_id", "parse_specs",
         "settings_from_dict",
+        # #18 schedules, shop groups
+        "ScheduleFailed", "ScheduleFired", "ScheduleRecord", "ScheduleRow", "normalize_tags",
+        "resume_schedule", "run_schedule_now", "schedule_rows", "select_shops",
         # engine, events, demo (engine issue)
         "BreakerState", "BreakerView", "Engine", "EngineStatistics", "GateLevel",
         "NoopExecutor", "Outcome", "TaskControl", "build_engine", "open_store", "EngineHost",

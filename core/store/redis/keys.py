@@ -14,7 +14,8 @@ key                             type    content
                                         ``kb``, ``rule``; ``room`` (bumped when queue room frees)
 ``P:meta``                      hash    name → value (settings kept in the store, snapshots)
 ``P:shop:<id>``                 hash    id, name, platform, base_url, domain, username,
-                                        password_enc (base64), paused (0/1), created_at
+                                        password_enc (base64), paused (0/1), created_at,
+                                        tags (#18: sorted JSON list)
 ``P:shops``                     hash    shop name → id
 ``P:paused_domains``            hash    domain → JSON ``{"since": t, "reason": "…"}``
 ``P:task:<id>``                 hash    the SQLite ``tasks`` columns (shop_id, state, prio_key,
@@ -29,8 +30,14 @@ key                             type    content
                                         :func:`member` (zero-padded id), score = :func:`score`
 ``P:q:shop:<shop_id>``          zset    the same, per shop (claims when busy shops hold the top)
 ``P:q:suspended``               zset    suspended (preempted) tasks, same member and score
-``P:q:age``                     zset    band-0 queued tasks, score = created_at (hard aging:
-                                        the due ones are a range); member as in ``P:q:ready``
+``P:q:sched``                   zset    #18: scheduled (delayed) tasks, score = not_before;
+                                        the claim script promotes the due ones first
+``P:schedule:<name>``           hash    #18: definition JSON, mark, paused (0/1), last_error,
+                                        created_at, updated_at
+``P:schedules``                 zset    #18: schedule names (score 0: by name)
+``P:q:age``                     zset    band-0 queued tasks, score = queued_at (or created_at)
+                                        (hard aging: the due ones are a range); member as
+                                        in ``P:q:ready``
 ``P:q:sage``                    zset    the same for band-0 suspended tasks
 ``P:q:urgency``                 zset    queued tasks with an urgency re-estimate ahead,
                                         score = urgency_next_at (padded member)
@@ -68,8 +75,8 @@ from __future__ import annotations
 BAND_SPAN = 2 ** 40
 """The score distance between hard-aging bands (prio_key stays well inside ±2^39)."""
 ID_DIGITS = 12
-TASK_STATES = ("queued", "running", "suspended", "waiting_human", "quarantined", "done",
-               "failed", "cancelled")
+TASK_STATES = ("queued", "scheduled", "running", "suspended", "waiting_human", "quarantined",
+               "done", "failed", "cancelled")
 TICKET_STATES = ("open", "answered", "closed", "cancelled")
 
 
@@ -96,6 +103,7 @@ class Keys:
         self.idem = f"{p}:idem"
         self.ready = f"{p}:q:ready"
         self.suspended = f"{p}:q:suspended"
+        self.scheduled = f"{p}:q:sched"
         self.age = f"{p}:q:age"
         self.sage = f"{p}:q:sage"
         self.urgency = f"{p}:q:urgency"

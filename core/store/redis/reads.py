@@ -63,7 +63,8 @@ class RedisReads(RedisConnection):
                           base_url=h["base_url"], domain=h["domain"],
                           username=h.get("username", ""), has_password="password_enc" in h,
                           paused=h.get("paused") == "1",
-                          allowed_origins=tuple(json.loads(h.get("allowed_origins") or "[]")))
+                          allowed_origins=tuple(json.loads(h.get("allowed_origins") or "[]")),
+                          tags=tuple(json.loads(h.get("tags") or "[]")))
 
     def _shop_info(self, shop_id: int) -> tuple[str, str, str]:
         """(name, platform, domain) of a shop id, cached (names never change)."""

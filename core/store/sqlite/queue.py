@@ -20,7 +20,7 @@ from ...priority import (
     score_from_key,
 )
 from ...urgency import estimator_for
-from ..base import FAST_PATH_ROWS
+from ..base import FAST_PATH_ROWS, PROMOTE_BATCH
 from ..owners import owner_is_dead_local
 from ..records import (
     ClaimedTask,
@@ -38,8 +38,11 @@ class SqliteQueue(SqliteConnections):
         """Apply the events that change keys: hard aging reached, urgency thresholds crossed.
 
         Both use partial indexes on the event time, so with nothing due this is two index
-        probes, not a scan of the queue.
+        probes, not a scan of the queue. First, scheduled tasks whose ``not_before`` came
+        join the queue (at most :data:`PROMOTE_BATCH` a round, oldest first, through their
+        own partial index: the claim index never holds a task that is not due by design).
         """
+        conn.execute(sql.PROMOTE_DUE, (now, now, PROMOTE_BATCH))
         hard = conn.execute(
             sql.HARD_AGE_QUEUED,
             (now, now - self._p.hard_aging_min * 60.0)).rowcount

@@ -61,7 +61,8 @@ class SqliteReads(SqliteConnections):
         return ShopRecord(id=r["id"], name=r["name"], platform=r["platform"],
                           base_url=r["base_url"], domain=r["domain"], username=r["username"],
                           has_password=r["password_enc"] is not None, paused=bool(r["paused"]),
-                          allowed_origins=tuple(json.loads(r["allowed_origins"] or "[]")))
+                          allowed_origins=tuple(json.loads(r["allowed_origins"] or "[]")),
+                          tags=tuple(json.loads(r["tags"] or "[]")))
 
     def paused_domains(self) -> list[str]:
         return [r[0] for r in self._reader().execute(

@@ -192,7 +192,31 @@ _V6 = """
 ALTER TABLE shops ADD COLUMN allowed_origins TEXT NOT NULL DEFAULT '[]';
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
+# --- #18 delayed tasks, shop tags, schedules: a task with ``not_before`` ahead waits as
+# 'scheduled' outside the claim index (its own partial index by time, promoted in batches by
+# the claim); aging and hard aging count from ``queued_at``, when it joined (or will join) the
+# queue. Shops carry tags (a sorted JSON list). A schedule keeps its definition (JSON), its
+# mark (the last firing handled, moved in the transaction that submits the firing's tasks),
+# whether it is paused and why it failed last.
+_V7 = """
+ALTER TABLE shops ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
+CREATE TABLE schedules (
+    name        TEXT PRIMARY KEY,
+    definition  TEXT NOT NULL,
+    mark        REAL NOT NULL,
+    paused      INTEGER NOT NULL DEFAULT 0,
+    last_error  TEXT NOT NULL DEFAULT '',
+    created_at  REAL NOT NULL,
+    updated_at  REAL NOT NULL
+);
+ALTER TABLE tasks ADD COLUMN queued_at REAL;
+UPDATE tasks SET queued_at = created_at;
+DROP INDEX tasks_hard_aging;
+CREATE INDEX tasks_hard_aging ON tasks (queued_at) WHERE state = 'queued' AND band = 0;
+CREATE INDEX tasks_scheduled ON tasks (not_before, id) WHERE state = 'scheduled';
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
 FRESH_SCHEMA: str = _V1.replace(
     "    created_at   REAL NOT NULL\n);\nCREATE TABLE paused_domains",
     "    created_at   REAL NOT NULL,\n    allowed_origins TEXT NOT NULL DEFAULT '[]'\n);\n"
@@ -201,7 +225,7 @@ FRESH_SCHEMA: str = _V1.replace(
     "    last_error      TEXT\n);",
     "    last_error      TEXT,\n    evidence        TEXT,\n"
     "    crashes         INTEGER NOT NULL DEFAULT 0,\n    preempt_requested TEXT\n);"
-) + _V2 + _V4_TABLES + _V5_INDEX
+) + _V2 + _V4_TABLES + _V5_INDEX + _V7
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

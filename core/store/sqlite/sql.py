@@ -25,9 +25,10 @@ TASK_COLUMNS = """t.id, t.key, t.type, s.name AS shop, s.platform, s.domain, t.s
 
 INSERT_TASK_BULK = """
     INSERT INTO tasks (key, type, shop_id, state, state_reason, base, urgency, urgency_fixed,
-                       prio_key, created_at, updated_at, not_before, max_attempts, spec)
-    VALUES (?, ?, ?, 'queued', 'submitted', ?, ?, 1, ?, ?, ?, ?, ?, ?)"""
-"""A queued task from a row the benchmarks built (:mod:`.bulk`)."""
+                       prio_key, created_at, updated_at, not_before, queued_at, max_attempts,
+                       spec)
+    VALUES (?, ?, ?, ?, 'submitted', ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)"""
+"""A queued (or scheduled) task from a row the benchmarks built (:mod:`.bulk`)."""
 
 # -- settings that keys depend on (connection.py) ----------------------------------------------
 
@@ -58,8 +59,8 @@ INSERT_SHOP = (
 INSERT_TASK = (
     "INSERT INTO tasks (key, type, shop_id, state, state_reason, base, urgency, "
     "urgency_fixed, urgency_next_at, prio_key, created_at, updated_at, not_before, "
-    "deadline, max_attempts, spec) VALUES (?, ?, ?, 'queued', 'submitted', ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?)")
+    "deadline, max_attempts, spec, queued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 LOG_EVENT = (
     "INSERT INTO task_events (task_id, at, from_state, to_state, "
@@ -90,13 +91,13 @@ TASK_BY_KEY = "SELECT id, type, shop_id, spec FROM tasks WHERE key = ?"
 TASK_STATE = "SELECT state FROM tasks WHERE id = ?"
 
 TASK_STATE_AND_PRIORITY = (
-    "SELECT state, base, urgency, attempts, bump, created_at FROM tasks WHERE id = ?")
+    "SELECT state, base, urgency, attempts, bump, queued_at FROM tasks WHERE id = ?")
 
 UNPAUSE_DOMAIN = "DELETE FROM paused_domains WHERE domain = ?"
 
 WAITING_COUNT = (
     "SELECT sum(n) FROM state_counts WHERE state IN "
-    "('queued', 'suspended')")
+    "('queued', 'suspended', 'scheduled')")
 
 # -- a task's life cycle: thresholds, claim, ack, fail, release, recovery (queue.py) -----------
 
@@ -133,14 +134,21 @@ FULL_SHOPS = (
 
 HARD_AGE_QUEUED = (
     "UPDATE tasks INDEXED BY tasks_hard_aging SET band = 1, preemptible = 0, "
-    "updated_at = ? WHERE state = 'queued' AND band = 0 AND created_at <= ?")
+    "updated_at = ? WHERE state = 'queued' AND band = 0 AND queued_at <= ?")
 
 HARD_AGE_SUSPENDED = (
     "UPDATE tasks INDEXED BY tasks_suspended SET band = 1, preemptible = 0, "
-    "updated_at = ? WHERE state = 'suspended' AND band = 0 AND created_at <= ?")
+    "updated_at = ? WHERE state = 'suspended' AND band = 0 AND queued_at <= ?")
+
+PROMOTE_DUE = (
+    "UPDATE tasks SET state = 'queued', state_reason = 'due (not before reached)', "
+    "updated_at = ? WHERE id IN (SELECT id FROM tasks INDEXED BY tasks_scheduled "
+    "WHERE state = 'scheduled' AND not_before <= ? ORDER BY not_before, id LIMIT ?)")
+"""Scheduled tasks whose time came join the queue, at most a batch per claim round (their key
+already counts aging from ``not_before``: nothing else changes)."""
 
 HELD_TASK_ATTEMPTS = (
-    "SELECT attempts, max_attempts, base, urgency, bump, created_at FROM tasks "
+    "SELECT attempts, max_attempts, base, urgency, bump, queued_at FROM tasks "
     "WHERE id = ? AND state = 'running' AND lease_owner = ?")
 
 OPEN_LOST_WORKER_TICKET = (
@@ -163,7 +171,7 @@ REQUEUE_RECOVERED = (
 
 RUNNING_LEASES = (
     "SELECT id, lease_owner, lease_until, attempts, max_attempts, base, urgency, "
-    "bump, created_at FROM tasks WHERE state = 'running'")
+    "bump, queued_at FROM tasks WHERE state = 'running'")
 
 RUNNING_OF_SHOP = (
     "SELECT count(*) FROM tasks INDEXED BY tasks_leases "
@@ -182,7 +190,7 @@ SHOPS_OF_DOMAIN = "SELECT id FROM shops WHERE domain = ?"
 SHOP_IDS = "SELECT id FROM shops"
 
 TASK_PRIORITY_PARTS = (
-    "SELECT base, urgency, attempts, bump, created_at FROM "
+    "SELECT base, urgency, attempts, bump, queued_at FROM "
     "tasks WHERE id = ?")
 
 TASK_SHOP = (
@@ -195,7 +203,7 @@ TASK_TO_PERSON_LOST_WORKER = (
     "last_error = ? WHERE id = ?")
 
 URGENCY_DUE = (
-    "SELECT t.id, t.type, t.deadline, t.base, t.attempts, t.bump, t.created_at, "
+    "SELECT t.id, t.type, t.deadline, t.base, t.attempts, t.bump, t.queued_at, "
     "s.platform FROM tasks t INDEXED BY tasks_urgency_due JOIN shops s "
     "ON s.id = t.shop_id WHERE t.state = 'queued' AND t.urgency_next_at IS NOT NULL "
     "AND t.urgency_next_at <= ?")
@@ -220,9 +228,9 @@ METRICS_SINCE = (
     "LIMIT ?")
 
 OLDEST_QUEUED = (
-    "SELECT min(m) FROM (SELECT min(created_at) AS m FROM tasks "
+    "SELECT min(m) FROM (SELECT min(queued_at) AS m FROM tasks "
     "INDEXED BY tasks_hard_aging WHERE state = 'queued' AND band = 0 UNION ALL "
-    "SELECT min(created_at) FROM tasks INDEXED BY tasks_ready "
+    "SELECT min(queued_at) FROM tasks INDEXED BY tasks_ready "
     "WHERE state = 'queued' AND band = 1)")
 
 PAUSED_DOMAINS = "SELECT domain FROM paused_domains ORDER BY domain"
@@ -258,7 +266,7 @@ ALL_RULES = "SELECT * FROM rules ORDER BY id"
 
 ANSWERED_TASK = (
     "SELECT state, checkpoint, base, urgency, attempts, bump, "
-    "created_at FROM tasks WHERE id = ?")
+    "queued_at FROM tasks WHERE id = ?")
 
 ANSWER_TICKET = (
     "UPDATE tickets SET state = ?, action = ?, note = ?, answered_at = ?, "
@@ -324,7 +332,7 @@ RULE = "SELECT * FROM rules WHERE id = ?"
 
 SET_RULE_ENABLED = "UPDATE rules SET enabled = ? WHERE id = ?"
 
-TASK_BASE_PRIORITY = "SELECT base, urgency, bump, created_at FROM tasks WHERE id = ?"
+TASK_BASE_PRIORITY = "SELECT base, urgency, bump, queued_at FROM tasks WHERE id = ?"
 
 TASK_CHECKPOINT = "SELECT checkpoint FROM tasks WHERE id = ?"
 
@@ -352,7 +360,7 @@ SHOP_ROWS = (
     "(SELECT count(*) FROM tasks t INDEXED BY tasks_shop_ready WHERE t.state = 'queued' "
     "AND t.shop_id = s.id) AS q, "
     "(SELECT count(*) FROM tasks t INDEXED BY tasks_state WHERE t.state = 'running' "
-    "AND t.shop_id = s.id) AS r "
+    "AND t.shop_id = s.id) AS r, s.tags "
     "FROM shops s ORDER BY s.name")
 
 WAITING_HUMAN_PER_SHOP = (
