@@ -66,8 +66,10 @@ class FakeAction:
     """What a click or key press does, in this order: crash, hang, error, flags, write, popup,
     goto.
 
-    ``popup`` opens a window on that URL (``""``: about:blank); ``popup_event`` says when the
-    page's ``popup`` event comes: ``"now"`` (during the action), ``"late"`` (only after the page
+    ``popup`` opens a window on that URL (``""``: about:blank), by ``window.open`` or, with
+    ``popup_by="link"``, by a ``target=_blank`` link or form (the runner's record closes a
+    ``window.open`` window at once, when its init script was added); ``popup_event`` says when
+    the page's ``popup`` event comes: ``"now"`` (during the action), ``"late"`` (only after the page
     is next used, i.e. after the step returned) or ``"never"``. ``popup_then`` is where the
     window navigates once the opener's page is next used (if it is still open).
     """
@@ -75,6 +77,7 @@ class FakeAction:
     goto: str | None = None
     popup: str | None = None
     popup_event: str = "now"
+    popup_by: str = "script"
     popup_then: str | None = None
     write: str | None = None
     set_flags: dict[str, Any] = field(default_factory=dict)
@@ -355,6 +358,9 @@ class FakePage:
         self.site.popups.append(popup)
         self.site.log.append(f"popup {popup.url}")
         self._opened.append(popup)
+        if action.popup_by == "script" and any("__shopfleetOpened" in s
+                                               for s in self.init_scripts):
+            popup.closed = True  # what the record's window.open wrapper does
         if action.popup_event == "now":
             self._emit("popup", popup)
         elif action.popup_event == "late":

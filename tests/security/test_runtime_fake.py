@@ -205,33 +205,37 @@ def run_watched(s: FakeSite, steps: list[dict[str, Any]], tmp_path: Path,
     return asyncio.run(go())
 
 
-def popup_site(url: str, event: str) -> FakeSite:
+def popup_site(url: str, event: str, *, by: str = "script",
+               then: str | None = None) -> FakeSite:
     return FakeSite({BASE + "/popup": FakeScreen(
         elements={"#open": FakeElement(text="Open"), "body": FakeElement(text="shop")},
-        clicks={"#open": FakeAction(popup=url, popup_event=event)})})
+        clicks={"#open": FakeAction(popup=url, popup_event=event, popup_by=by,
+                                    popup_then=then)})})
 
 
 POPUP_STEPS = [{"action": "click", "locator": "#open"},
                {"action": "extract", "locator": "body", "into": "after"}]
 
 
+@pytest.mark.parametrize("by", ["script", "link"])
 def test_a_foreign_popup_whose_event_comes_late_stops_the_task_before_the_next_step(
-        tmp_path: Path) -> None:
+        by: str, tmp_path: Path) -> None:
     # Playwright's popup event can come after the step that opened the window (and after
     # the run ended) on a busy machine: the page-side record of opened windows says so first.
-    s = popup_site("https://evil.test/x", "late")
+    s = popup_site("https://evil.test/x", "late", by=by)
     started: list[int | None] = []
     out = run_watched(s, POPUP_STEPS, tmp_path,
                       lambda ev: started.append(ev.index) if ev.status == "started" else None)
     assert isinstance(out, OriginBlocked) and out.step == 0, out
     assert "a popup window went to https://evil.test:443" in str(out)
     assert 1 not in started  # the extract never began
-    assert [p.closed for p in s.popups] == [True]  # its late event came, and it was closed
+    assert [p.closed for p in s.popups] == [True]
 
 
-def test_a_blank_popup_whose_event_comes_late_is_closed_before_the_next_step(
+def test_a_blank_window_opened_by_a_link_is_closed_before_the_next_step(
         tmp_path: Path) -> None:
-    s = popup_site("", "late")
+    # Its popup event comes late: the runner waits for it (the record said a window opened).
+    s = popup_site("", "late", by="link")
     closed_when_next_began: list[bool] = []
 
     def on_step(ev: Any) -> None:
@@ -244,8 +248,16 @@ def test_a_blank_popup_whose_event_comes_late_is_closed_before_the_next_step(
     assert len(s.popups) == 1 and closed_when_next_began == [True]
 
 
-def test_a_popup_that_never_shows_up_to_be_checked_stops_the_task(tmp_path: Path) -> None:
-    s = popup_site("", "never")
+def test_a_blank_window_the_page_sends_elsewhere_later_never_gets_there(
+        tmp_path: Path) -> None:
+    s = popup_site("", "late", then="https://evil.test/later")
+    out = run_watched(s, POPUP_STEPS, tmp_path, None)
+    assert not isinstance(out, TaskError), out
+    assert [p.visited for p in s.popups] == [["about:blank"]]
+
+
+def test_a_window_that_never_shows_up_to_be_checked_stops_the_task(tmp_path: Path) -> None:
+    s = popup_site("", "never", by="link")
     started: list[int | None] = []
     steps = [{**POPUP_STEPS[0], "timeout_s": 0.2}, POPUP_STEPS[1]]
     out = run_watched(s, steps, tmp_path,
