@@ -260,7 +260,10 @@ WINDOW_RECORD_JS = r"""(() => {
   Object.defineProperty(window, KEY, {value: sink, configurable: false, enumerable: false});
   const abs = (u) => {
     if (u === undefined || u === null || String(u) === '') return 'about:blank';
-    try { return new URL(String(u), document.baseURI).href; } catch (e) { return String(u); }
+    let url = String(u);
+    try { url = new URL(url, document.baseURI).href; } catch (e) {}
+    // A javascript: URL runs its script in a new blank window.
+    return /^\s*javascript:/i.test(url) ? 'about:blank' : url;
   };
   // w: the window (window.open); blank: a target=_blank activation (a new window).
   const note = (url, w, blank) => {
@@ -285,7 +288,8 @@ WINDOW_RECORD_JS = r"""(() => {
   window.addEventListener('click', (e) => {
     if (e.defaultPrevented || !e.target || !e.target.closest) return;
     const a = e.target.closest('a[href], area[href]');
-    const k = a ? kind(a.target || baseTarget()) : '';
+    // A download link opens no window.
+    const k = a && !a.hasAttribute('download') ? kind(a.target || baseTarget()) : '';
     if (k) note(a.href, null, k === 'blank');
   });
   window.addEventListener('submit', (e) => {
