@@ -68,7 +68,7 @@ class FakeAction:
 
     ``popup`` opens a window on that URL (``""``: about:blank), by ``window.open`` or, with
     ``popup_by="link"``, by a ``target=_blank`` link or form (the runner's record closes a
-    ``window.open`` window at once, when its init script was added); ``popup_event`` says when
+    blank ``window.open`` window at once, when its init script was added); ``popup_event`` says when
     the page's ``popup`` event comes: ``"now"`` (during the action), ``"late"`` (only after the page
     is next used, i.e. after the step returned) or ``"never"``. ``popup_then`` is where the
     window navigates once the opener's page is next used (if it is still open).
@@ -358,7 +358,7 @@ class FakePage:
         self.site.popups.append(popup)
         self.site.log.append(f"popup {popup.url}")
         self._opened.append(popup)
-        if action.popup_by == "script" and any("__shopfleetOpened" in s
+        if action.popup_by == "script" and not action.popup and any("__shopfleetOpened" in s
                                                for s in self.init_scripts):
             popup.closed = True  # what the record's window.open wrapper does
         if action.popup_event == "now":
