@@ -10,13 +10,13 @@ the login origin, checked on the frame of the very element the locator resolved 
 Playwright reports a popup with an event that can arrive after the step that opened it (even
 after the run ended) on a busy machine. So a page-side record says which windows a step opened:
 an init script wraps ``window.open`` (and closes a blank window it opened right after the
-calling script, before any timer of the page can send it elsewhere) and notes ``target``
-link and form activations, with the URLs resolved against the page. After every step one
-``evaluate`` reads (and empties) it; a foreign URL in it stops the run at once, and the runner waits for the ``popup`` event of
-every window it names that is still open (and closes them) before the next step starts — a
-window that never shows up to be checked stops the run too. A hostile page can overwrite the
-wrapper: the record is a hint that makes the check deterministic for honest pages; the
-event-based check stays.
+calling script, before any timer of the page can send it elsewhere) and notes ``target`` link
+and form activations, with the URLs resolved against the page. After every step one
+``evaluate`` reads (and empties) it; a foreign URL in it stops the run at once, and the runner
+waits for the ``popup`` event of every window it names that is still open (and closes them)
+before the next step starts — a window that never shows up to be checked stops the run too. A
+hostile page can overwrite the wrapper: the record is a hint that makes the check deterministic
+for honest pages; the event-based check stays.
 """
 
 from __future__ import annotations
