@@ -17,8 +17,10 @@ from . import (
     doctor,
     migrate,
     queue,
+    results,
     run_flow,
     schema,
+    search,
     selftest,
     shops,
     tickets,
@@ -40,6 +42,8 @@ GROUPS: tuple[Registration, ...] = (
     doctor.register,     # doctor
     selftest.register,   # self-test
     migrate.register,    # migrate
+    results.register,    # results (#19)
+    search.register,     # search (#19)
 )
 """Every command group, in the order ``shopfleet --help`` lists them."""
 

@@ -12,7 +12,7 @@ a small part of a lease.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -23,6 +23,7 @@ from ..specs import TaskSpec
 from .records import ClaimedTask, QueueStatus, ShopRecord, TaskEvent, TaskRecord, TaskState
 
 if TYPE_CHECKING:
+    from ..export import ResultFilter
     from ..tickets import KbAnswer, Rule, RuleAction, Signature, Ticket
     from .pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
 
@@ -251,3 +252,15 @@ class Store(Protocol):
         """Mark workers silent for ``lost_after_s`` lost and requeue their tasks now."""
 
     def ticket_book(self) -> TicketStore: ...
+
+    # --- #19 results and search
+    def iter_results(self, flt: ResultFilter, *, limit: int | None = None
+                     ) -> Iterator[dict[str, Any]]:
+        """Export rows (one per collected record) passing ``flt``, streamed (blocking: call it
+        off any event loop; the iterator holds a read cursor until exhausted or closed)."""
+    def search(self, place: str, text: str, *, limit: int = 100) -> list[dict[str, Any]]:
+        """Rows of ``results``, ``tickets`` or ``kb`` holding every word of ``text``.
+
+        Raises:
+            Refused: the store has no text search (Redis), said plainly.
+        """

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ...errors import (
     InvalidInput,
+    Refused,
     UnknownTask,
 )
+from ...export import ResultFilter, TaskResults, flow_of, rows_of
 from ...priority import KEY_SCALE, score_from_key
+from ...search import NOT_ON_REDIS
 from ..base import WorkerInfo, worker_info
 from ..prepare import check_listing
 from ..records import (
@@ -276,3 +279,40 @@ class RedisReads(RedisConnection):
             rec.update(json.loads(h.get("detail") or "{}"))
             out.append(worker_info(rec))
         return out
+
+    # --- #19 results and search -----------------------------------------------------------
+
+    def iter_results(self, flt: ResultFilter, *, limit: int | None = None
+                     ) -> Iterator[dict[str, Any]]:
+        """Export rows from the done tasks' hashes, in task id order, 500 tasks a round trip
+        (constant memory; blocking). Redis keeps no results table: each task's results are
+        split into records here by the same rule (:func:`core.export.records_of`)."""
+        chunk, pos, left = 500, 0, limit
+        done = self.keys.state("done")
+        while left is None or left > 0:
+            ids = self._r.zrange(done, pos, pos + chunk - 1)
+            if not ids:
+                return
+            pos += chunk
+            pipe = self._r.pipeline(transaction=False)
+            for tid in ids:
+                pipe.hmget(self.keys.task(int(tid)),
+                           ["id", "type", "shop_id", "spec", "finished_at", "results"])
+            tasks = []
+            for tid, typ, sid, spec, fin, res in pipe.execute():
+                if tid is None or not res:
+                    continue
+                name, platform, _domain = self._shop_info(int(sid))
+                t = TaskResults(int(tid), name, platform, typ, flow_of(_j(spec)), _f(fin),
+                                _j(res))
+                if flt.keeps(t):
+                    tasks.append(t)
+            for row in rows_of(tasks):
+                yield row
+                if left is not None:
+                    left -= 1
+                    if left <= 0:
+                        return
+
+    def search(self, place: str, text: str, *, limit: int = 100) -> list[dict[str, Any]]:
+        raise Refused(NOT_ON_REDIS)

@@ -8,18 +8,23 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
+import sqlite_utils
+
 from ...errors import (
+    EnvironmentProblem,
     InvalidInput,
     UnknownTask,
 )
+from ...export import ResultFilter
 from ...priority import (
     KEY_EPOCH,
     KEY_SCALE,
     score_from_key,
 )
+from ...search import search
 from ..base import WorkerInfo, worker_info
 from ..prepare import check_listing
 from ..records import (
@@ -31,6 +36,8 @@ from ..records import (
 )
 from . import sql
 from .connection import SqliteConnections
+from .results import count_results, iter_results
+from .schema import SCHEMA_VERSION
 from .sql import TASK_COLUMNS
 
 
@@ -222,3 +229,30 @@ class SqliteReads(SqliteConnections):
     def workers(self) -> list[WorkerInfo]:
         rows = self._reader().execute(sql.WORKERS).fetchall()
         return [worker_info(json.loads(r[0])) for r in rows]
+
+    # --- #19 results and search -----------------------------------------------------------
+
+    def iter_results(self, flt: ResultFilter, *, limit: int | None = None
+                     ) -> Iterator[dict[str, Any]]:
+        """Export rows from the results table, oldest first (blocking, one cursor).
+
+        The cursor runs on a connection of its own, so the calling thread's reader stays free
+        for other reads while an export streams.
+        """
+        conn = self._connect()
+        try:
+            if not conn.execute(sql.RESULTS_TABLE_EXISTS).fetchone():
+                raise EnvironmentProblem(
+                    f"{self.path} predates the results table (schema {SCHEMA_VERSION - 1} or "
+                    "older); open it once with a command that writes (e.g. 'shopfleet "
+                    "worker') to bring it up to date")
+            yield from iter_results(conn, flt, limit=limit)
+        finally:
+            conn.close()
+
+    def count_results(self, flt: ResultFilter) -> int:
+        return count_results(self._reader(), flt)
+
+    def search(self, place: str, text: str, *, limit: int = 100) -> list[dict[str, Any]]:
+        """Text search (:func:`core.search.search`) on this thread's reader."""
+        return search(sqlite_utils.Database(self._reader()), place, text, limit=limit)

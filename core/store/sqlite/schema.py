@@ -9,6 +9,10 @@ the two can never drift. Add a migration by appending to ``MIGRATIONS`` *and* up
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+
+from ...search import index_sql
+from .results import RESULTS_TABLE, backfill
 
 # Every state change of a task is logged by a trigger, with the time and the reason the code
 # put in ``state_reason``: no code path can change a state without leaving a trace.
@@ -192,7 +196,22 @@ _V6 = """
 ALTER TABLE shops ADD COLUMN allowed_origins TEXT NOT NULL DEFAULT '[]';
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
+# --- #19 results and search
+# v7: one row per collected record (filled from done tasks' results), and trigram FTS5
+# indexes on results, tickets and knowledge-base answers (sqlite-utils' SQL, see search.py).
+_V7_SEARCH = index_sql(_V4_TABLES + RESULTS_TABLE, ("results", "tickets", "kb"))
+
+
+def _v7(conn: sqlite3.Connection) -> None:
+    _script(conn, RESULTS_TABLE)
+    backfill(conn)
+    _script(conn, _V7_SEARCH)
+
+
+Migration = str | Callable[[sqlite3.Connection], None]
+"""SQL text, or a function run on the migration's connection (inside its transaction)."""
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _v7)
 FRESH_SCHEMA: str = _V1.replace(
     "    created_at   REAL NOT NULL\n);\nCREATE TABLE paused_domains",
     "    created_at   REAL NOT NULL,\n    allowed_origins TEXT NOT NULL DEFAULT '[]'\n);\n"
@@ -201,7 +220,7 @@ FRESH_SCHEMA: str = _V1.replace(
     "    last_error      TEXT\n);",
     "    last_error      TEXT,\n    evidence        TEXT,\n"
     "    crashes         INTEGER NOT NULL DEFAULT 0,\n    preempt_requested TEXT\n);"
-) + _V2 + _V4_TABLES + _V5_INDEX
+) + _V2 + _V4_TABLES + _V5_INDEX + RESULTS_TABLE + _V7_SEARCH
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -239,7 +258,10 @@ def migrate(conn: sqlite3.Connection) -> int:
     return version
 
 
-def _script(conn: sqlite3.Connection, sql: str) -> None:
+def _script(conn: sqlite3.Connection, sql: Migration) -> None:
+    if callable(sql):
+        sql(conn)
+        return
     # executescript() would COMMIT first; run statement by statement inside our transaction.
     for stmt in _statements(sql):
         conn.execute(stmt)

@@ -392,3 +392,7 @@ FIRST_RUNNING_IDS = (
 TASKS_PER_STATE = "SELECT state, count(*) FROM tasks GROUP BY state"
 
 WORKER_ENTRIES = "SELECT value FROM meta WHERE name LIKE 'worker:%'"
+
+# -- #19 results (results.py shapes the filtered queries) ------------------------------------
+
+RESULTS_TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'results'"
