@@ -24,6 +24,7 @@ from .records import ClaimedTask, QueueStatus, ShopRecord, TaskEvent, TaskRecord
 
 if TYPE_CHECKING:
     from ..export import ResultFilter
+    from ..notify.outbox import Outbox
     from ..tickets import KbAnswer, Rule, RuleAction, Signature, Ticket
     from .pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
 
@@ -258,6 +259,8 @@ class Store(Protocol):
                      ) -> Iterator[dict[str, Any]]:
         """Export rows (one per collected record) passing ``flt``, streamed (blocking: call it
         off any event loop; the iterator holds a read cursor until exhausted or closed)."""
+    def outbox(self) -> Outbox:
+        """The store's durable notification outbox (:mod:`core.notify.outbox`)."""
     def search(self, place: str, text: str, *, limit: int = 100) -> list[dict[str, Any]]:
         """Rows of ``results``, ``tickets`` or ``kb`` holding every word of ``text``.
 

@@ -63,6 +63,7 @@ from . import pages as redis_queries
 
 if TYPE_CHECKING:
     from ...tickets import Rule, Signature
+    from .outbox import RedisOutbox
     from .tickets import RedisTicketBook
 from .connection import ROOM_POLL_S, _f, connect_error
 from .reads import RedisReads
@@ -543,6 +544,13 @@ class RedisStore(RedisReads):
     def shop_rows(self) -> list[ShopRow]:
         return redis_queries.shop_rows(self)
 
+    # --- #19 notifications ----------------------------------------------------------------
+
+    def outbox(self) -> RedisOutbox:
+        """The notification outbox in this Redis (:class:`core.notify.Outbox`)."""
+        from .outbox import RedisOutbox
+
+        return RedisOutbox(self)
 
 
 __all__ = ["RedisStore", "connect_error", "public_url"]

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Callable
 
 from ...search import index_sql
+from .outbox import OUTBOX_TABLES
 from .results import RESULTS_TABLE, backfill
 
 # Every state change of a task is logged by a trigger, with the time and the reason the code
@@ -197,8 +198,9 @@ ALTER TABLE shops ADD COLUMN allowed_origins TEXT NOT NULL DEFAULT '[]';
 """
 
 # --- #19 results and search
-# v7: one row per collected record (filled from done tasks' results), and trigram FTS5
-# indexes on results, tickets and knowledge-base answers (sqlite-utils' SQL, see search.py).
+# v7: one row per collected record (filled from done tasks' results), trigram FTS5 indexes on
+# results, tickets and knowledge-base answers (sqlite-utils' SQL, see search.py), and the
+# notification outbox (outbox.py).
 _V7_SEARCH = index_sql(_V4_TABLES + RESULTS_TABLE, ("results", "tickets", "kb"))
 
 
@@ -206,6 +208,7 @@ def _v7(conn: sqlite3.Connection) -> None:
     _script(conn, RESULTS_TABLE)
     backfill(conn)
     _script(conn, _V7_SEARCH)
+    _script(conn, OUTBOX_TABLES)
 
 
 Migration = str | Callable[[sqlite3.Connection], None]
@@ -220,7 +223,7 @@ FRESH_SCHEMA: str = _V1.replace(
     "    last_error      TEXT\n);",
     "    last_error      TEXT,\n    evidence        TEXT,\n"
     "    crashes         INTEGER NOT NULL DEFAULT 0,\n    preempt_requested TEXT\n);"
-) + _V2 + _V4_TABLES + _V5_INDEX + RESULTS_TABLE + _V7_SEARCH
+) + _V2 + _V4_TABLES + _V5_INDEX + RESULTS_TABLE + _V7_SEARCH + OUTBOX_TABLES
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -8,7 +8,8 @@ and here shops, operator commands, reads, metrics and workers. Every statement i
 committed, so call them from threads or the CLI; async code uses
 :class:`core.store.AsyncStore`, which never blocks its loop.
 
-All of it is plain SQL through the standard library's ``sqlite3`` (no ORM, no sqlite-utils).
+All of it is plain SQL through the standard library's ``sqlite3`` (no ORM); sqlite-utils only
+writes and queries the text-search indexes (#19, :mod:`core.search`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .reads import SqliteReads
 
 if TYPE_CHECKING:
     from ...tickets import Rule, Signature
+    from .outbox import SqliteOutbox
     from .tickets import SqliteTicketBook
 
 class SqliteStore(SqliteQueue, SqliteReads):
@@ -380,3 +382,11 @@ class SqliteStore(SqliteQueue, SqliteReads):
 
     def shop_rows(self) -> list[ShopRow]:
         return sqlite_pages.shop_rows(self)
+
+    # --- #19 notifications ----------------------------------------------------------------
+
+    def outbox(self) -> SqliteOutbox:
+        """The notification outbox on this file (:class:`core.notify.Outbox`)."""
+        from .outbox import SqliteOutbox
+
+        return SqliteOutbox(self)
