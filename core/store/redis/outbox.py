@@ -18,6 +18,7 @@ from typing import Any
 from ...notify.messages import NotifyEvent, message_id
 from ...notify.outbox import Batch, Pending, TargetHealth
 from ..sqlite.outbox import CLAIM_S, KEEP_DAYS, event_json, event_of
+from .keys import Keys
 
 # KEYS: seen, wait, ev, targets   ARGV: event id, event JSON, now, target
 _ENQUEUE = """
@@ -101,7 +102,7 @@ class RedisOutbox:
     def __init__(self, store: Any, *, claim_s: float = CLAIM_S,
                  keep_days: float = KEEP_DAYS) -> None:
         self._r: Any = store._r
-        self.keys = store.keys
+        self.keys: Keys = store.keys
         self.claim_s = claim_s
         self.keep_s = keep_days * 86400.0
         self._enqueue = self._r.register_script(_ENQUEUE)
