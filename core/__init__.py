@@ -13,7 +13,7 @@ from .version import __version__
 
 if TYPE_CHECKING:
     from .browser_install import BrowserCheck, BrowserInstallResult, check_browser, install_browser
-    from .build import build_engine, open_store
+    from .build import build_engine, open_notifier, open_store  # open_notifier: #19
     from .clock import SYSTEM_CLOCK, Clock, SystemClock
     from .config import Settings, load_settings, settings_from_dict
     from .config_file import gates_toml, save_settings
@@ -68,6 +68,8 @@ if TYPE_CHECKING:
         TicketAnswered,
         TicketOpened,
     )
+    from .export import FORMATS, ResultFilter, export  # #19
+    from .notify import TargetHealth  # #19
     from .paths import data_dir, default_db_path, resources_dir
     from .queries import (
         SORTS,
@@ -212,10 +214,17 @@ _WHERE: dict[str, str] = {
     "task_detail": ".queries",
     "task_page": ".queries",
     "task_rows": ".queries",
+    # --- #19 results, notifications, search
+    "open_notifier": ".build",
+    "FORMATS": ".export",
+    "ResultFilter": ".export",
+    "export": ".export",
+    "TargetHealth": ".notify",
 }
 
 
-__all__ = [
+__all__ = [  # #19 added FORMATS, ResultFilter, TargetHealth, export, open_notifier
+    "FORMATS",
     "SORTS",
     "SYSTEM_CLOCK",
     "VIEWS",
@@ -256,6 +265,7 @@ __all__ = [
     "QueueStatus",
     "RateLimited",
     "Refused",
+    "ResultFilter",
     "Rule",
     "RuleAction",
     "Settings",
@@ -271,6 +281,7 @@ __all__ = [
     "Store",
     "StoreClosed",
     "SystemClock",
+    "TargetHealth",
     "TaskBumped",
     "TaskControl",
     "TaskDetail",
@@ -301,6 +312,7 @@ __all__ = [
     "default_db_path",
     "demo_settings",
     "demo_specs",
+    "export",
     "filter_choices",
     "flow_names",
     "gates_toml",
@@ -308,6 +320,7 @@ __all__ = [
     "load_settings",
     "metrics_series",
     "new_owner_id",
+    "open_notifier",
     "open_store",
     "parse_specs",
     "read_json_file",

@@ -16,6 +16,7 @@ from . import (
     demo,
     doctor,
     migrate,
+    notify,
     queue,
     results,
     run_flow,
@@ -43,6 +44,7 @@ GROUPS: tuple[Registration, ...] = (
     selftest.register,   # self-test
     migrate.register,    # migrate
     results.register,    # results (#19)
+    notify.register,     # notify add|list|test|remove (#19)
     search.register,     # search (#19)
 )
 """Every command group, in the order ``shopfleet --help`` lists them."""

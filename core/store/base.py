@@ -24,6 +24,7 @@ from .records import ClaimedTask, QueueStatus, ShopRecord, TaskEvent, TaskRecord
 
 if TYPE_CHECKING:
     from ..export import ResultFilter
+    from ..notify.messages import CountsSnapshot
     from ..notify.outbox import Outbox
     from ..tickets import KbAnswer, Rule, RuleAction, Signature, Ticket
     from .pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
@@ -261,6 +262,8 @@ class Store(Protocol):
         off any event loop; the iterator holds a read cursor until exhausted or closed)."""
     def outbox(self) -> Outbox:
         """The store's durable notification outbox (:mod:`core.notify.outbox`)."""
+    def counts_snapshot(self, day_start: float, day_end: float) -> CountsSnapshot:
+        """The daily digest's counts for tasks finished and tickets opened in [start, end)."""
     def search(self, place: str, text: str, *, limit: int = 100) -> list[dict[str, Any]]:
         """Rows of ``results``, ``tickets`` or ``kb`` holding every word of ``text``.
 

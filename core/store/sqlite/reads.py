@@ -19,6 +19,7 @@ from ...errors import (
     UnknownTask,
 )
 from ...export import ResultFilter
+from ...notify.messages import CountsSnapshot, ShopCounts
 from ...priority import (
     KEY_EPOCH,
     KEY_SCALE,
@@ -256,3 +257,18 @@ class SqliteReads(SqliteConnections):
     def search(self, place: str, text: str, *, limit: int = 100) -> list[dict[str, Any]]:
         """Text search (:func:`core.search.search`) on this thread's reader."""
         return search(sqlite_utils.Database(self._reader()), place, text, limit=limit)
+
+    def counts_snapshot(self, day_start: float, day_end: float) -> CountsSnapshot:
+        """The daily digest's counts: tasks finished per shop in [start, end), open tickets
+        per shop, queued tasks, and the failure signatures of tickets opened then."""
+        conn = self._reader()
+        per: dict[str, dict[str, int]] = {}
+        for shop, done, failed in conn.execute(sql.DIGEST_FINISHED, (day_start, day_end)):
+            per.setdefault(shop, {}).update(done=int(done), failed=int(failed))
+        for shop, n in conn.execute(sql.DIGEST_OPEN_TICKETS):
+            per.setdefault(shop, {})["tickets"] = int(n)
+        sigs = [(str(s), int(n)) for s, n in conn.execute(sql.DIGEST_SIGNATURES,
+                                                         (day_start, day_end))]
+        queued = self.counts().get("queued", 0)
+        return CountsSnapshot(day_start, tuple(ShopCounts(s, **c) for s, c in sorted(
+            per.items())), queued, sum(c.get("tickets", 0) for c in per.values()), sigs)
