@@ -292,14 +292,21 @@ class Notifier:
         self._inbox.put(None)
         self._thread.join(timeout_s)
         self._thread = None
-        while True:  # what came in just before the stop still goes to the outbox
+        try:  # what came in just before the stop still goes to the outbox
+            self.drain()
+        except Exception:
+            log.exception("notify: routing at stop failed")
+        self.dispatcher.stop(timeout_s)
+
+    def drain(self) -> int:
+        """Route every alert waiting in the inbox now, on the calling thread (the notifier's
+        thread does this; tests and :meth:`stop` call it directly). Returns how many."""
+        n = 0
+        while True:
             try:
                 alert = self._inbox.get_nowait()
             except queue.Empty:
-                break
+                return n
             if alert is not None:
-                try:
-                    self.route_now(alert)
-                except Exception:
-                    log.exception("notify: routing at stop failed")
-        self.dispatcher.stop(timeout_s)
+                self.route_now(alert)
+                n += 1
