@@ -68,7 +68,7 @@ if TYPE_CHECKING:
         TicketAnswered,
         TicketOpened,
     )
-    from .export import FORMATS, ResultFilter, export  # #19
+    from .export import FORMATS, ResultFilter, export_results, make_filter  # #19
     from .notify import TargetHealth  # #19
     from .paths import data_dir, default_db_path, resources_dir
     from .queries import (
@@ -218,12 +218,14 @@ _WHERE: dict[str, str] = {
     "open_notifier": ".build",
     "FORMATS": ".export",
     "ResultFilter": ".export",
-    "export": ".export",
+    "export_results": ".export",
+    "make_filter": ".export",
     "TargetHealth": ".notify",
 }
 
 
-__all__ = [  # #19 added FORMATS, ResultFilter, TargetHealth, export, open_notifier
+__all__ = [  # #19 added FORMATS, ResultFilter, TargetHealth, export_results, make_filter,
+    # open_notifier
     "FORMATS",
     "SORTS",
     "SYSTEM_CLOCK",
@@ -312,12 +314,13 @@ __all__ = [  # #19 added FORMATS, ResultFilter, TargetHealth, export, open_notif
     "default_db_path",
     "demo_settings",
     "demo_specs",
-    "export",
+    "export_results",
     "filter_choices",
     "flow_names",
     "gates_toml",
     "install_browser",
     "load_settings",
+    "make_filter",
     "metrics_series",
     "new_owner_id",
     "open_notifier",

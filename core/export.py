@@ -172,6 +172,35 @@ def parse_moment(text: str, *, field: str, end: bool = False) -> float:
     return moment.timestamp()
 
 
+def make_filter(shops: Sequence[Any], *, types: Sequence[str] = (),
+                shop_selector: str | None = None, since: str | None = None,
+                until: str | None = None, flow: str | None = None) -> ResultFilter:
+    """A :class:`ResultFilter` from what an operator typed (the CLI's options, the console's
+    boxes); ``shops``: the store's shop records, for the selector.
+
+    Raises:
+        InvalidInput: naming the field (``--shops``, ``--since``, ``--until``, ``--flow``,
+            ``--type``) and why.
+    """
+    from .errors import InvalidInput
+    from .selectors import ShopRef, select_shops
+
+    picked: tuple[str, ...] | None = None
+    if shop_selector is not None:
+        # ShopRef: the store's shop records carry no tags until #18's stage 2 adds them
+        refs = [ShopRef(s.name, s.platform) for s in shops]
+        picked = tuple(s.name for s in select_shops(shop_selector, refs, field="--shops"))
+    start = parse_moment(since, field="--since") if since else None
+    end = parse_moment(until, field="--until", end=True) if until else None
+    if start is not None and end is not None and end <= start:
+        raise InvalidInput("--until", "must be later than --since")
+    if flow is not None and not flow.strip():
+        raise InvalidInput("--flow", "must not be empty")
+    if any(not t.strip() for t in types):
+        raise InvalidInput("--type", "must not be empty")
+    return ResultFilter(types=tuple(types), shops=picked, since=start, until=end, flow=flow)
+
+
 def flow_of(spec: Mapping[str, Any] | None) -> str:
     """The flow column of a task: its flow's name, or empty for inline steps."""
     flow = (spec or {}).get("flow")
@@ -404,3 +433,7 @@ def export(rows: Callable[[], Iterable[Mapping[str, Any]]], fmt: str, out: str |
     finally:
         part.unlink(missing_ok=True)
     return n
+
+
+export_results = export
+"""The facade's name for :func:`export` (``core.export`` is this module's name)."""

@@ -113,4 +113,5 @@ def tab_names() -> dict[str, str]:
             "suspended": tr("Suspended"), "quarantine": tr("Quarantine"),
             "tickets": tr("Tickets"), "history": tr("History"), "shops": tr("Shops"),
             "gates": tr("Gates & breakers"), "kb": tr("Knowledge base & rules"),
-            "dashboard": tr("Dashboard"), "workers": tr("Workers")}
+            "dashboard": tr("Dashboard"), "workers": tr("Workers"),
+            "results": tr("Results")}  # #19

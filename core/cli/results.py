@@ -13,28 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from ..export import FORMATS, ResultFilter, export, parse_moment
-from ..selectors import ShopRef, select_shops
+from ..export import FORMATS, ResultFilter, export, make_filter
 from .context import Cli
 
 
 def result_filter(args: argparse.Namespace, cli: Cli) -> ResultFilter:
     """The filter the options describe (``--shops`` resolved against the store's shops)."""
-    shops: tuple[str, ...] | None = None
-    if args.shops is not None:
-        # ShopRef: the store's shop records carry no tags until #18's stage 2 adds them
-        refs = [ShopRef(s.name, s.platform) for s in cli.store.shops()]
-        shops = tuple(s.name for s in select_shops(args.shops, refs, field="--shops"))
-    since = parse_moment(args.since, field="--since") if args.since else None
-    until = parse_moment(args.until, field="--until", end=True) if args.until else None
-    if since is not None and until is not None and until <= since:
-        raise InvalidInput("--until", "must be later than --since")
-    if args.flow is not None and not args.flow.strip():
-        raise InvalidInput("--flow", "must not be empty")
-    types = tuple(args.type or ())
-    if any(not t.strip() for t in types):
-        raise InvalidInput("--type", "must not be empty")
-    return ResultFilter(types=types, shops=shops, since=since, until=until, flow=args.flow)
+    return make_filter(cli.store.shops() if args.shops is not None else [],
+                       types=args.type or (), shop_selector=args.shops, since=args.since,
+                       until=args.until, flow=args.flow)
 
 
 def _output(args: argparse.Namespace) -> Path | None:
