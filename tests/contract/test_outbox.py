@@ -123,3 +123,20 @@ def test_memory_outbox_is_the_reference_for_the_same_script() -> None:
     box.enqueue("ops", ev(1), now=T0)
     b = box.due_batch("ops", now=T0 + 10, limit=2)
     assert b is not None and b.id == message_id(b.events)
+
+
+def test_sent_events_are_remembered_for_keep_days_then_pruned(
+        store_factory: StoreFactory) -> None:
+    box = store_factory().outbox()
+    box.enqueue("ops", ev(1), now=T0)
+    b = box.due_batch("ops", now=T0, limit=10)
+    assert b is not None
+    box.mark_sent(b.id, now=T0)
+    day = 86400.0
+    assert box.enqueue("ops", ev(1), now=T0 + 6 * day) is False   # still a duplicate
+    box.enqueue("ops", ev(2), now=T0 + 8 * day)
+    b2 = box.due_batch("ops", now=T0 + 8 * day, limit=10)
+    assert b2 is not None
+    box.mark_sent(b2.id, now=T0 + 8 * day)                         # prunes what is 7+ days old
+    assert box.enqueue("ops", ev(1), now=T0 + 8 * day) is True
+    assert box.enqueue("ops", ev(2), now=T0 + 8 * day) is False
