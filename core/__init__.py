@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .browser.install import check_browser as check_browser
     from .browser.install import install_browser as install_browser
     from .build import build_engine as build_engine
+    from .build import open_notifier as open_notifier
     from .build import open_store as open_store
     from .clock import SYSTEM_CLOCK as SYSTEM_CLOCK
     from .clock import Clock as Clock
@@ -75,6 +76,10 @@ if TYPE_CHECKING:
     from .events import TaskStateChanged as TaskStateChanged
     from .events import TicketAnswered as TicketAnswered
     from .events import TicketOpened as TicketOpened
+    from .export import FORMATS as FORMATS
+    from .export import ResultFilter as ResultFilter
+    from .export import export_results as export_results
+    from .export import make_filter as make_filter
     from .flows.editing import STEP_ACTIONS as STEP_ACTIONS
     from .flows.editing import FlowEntry as FlowEntry
     from .flows.editing import FlowProblem as FlowProblem
@@ -84,6 +89,7 @@ if TYPE_CHECKING:
     from .flows.editing import save_flow_file as save_flow_file
     from .flows.editing import user_flows_dir as user_flows_dir
     from .flows.editing import validate_flow_dict as validate_flow_dict
+    from .notify import TargetHealth as TargetHealth
     from .paths import data_dir as data_dir
     from .paths import default_db_path as default_db_path
     from .paths import resources_dir as resources_dir
@@ -283,6 +289,13 @@ _WHERE: dict[str, str] = {
     "run_schedule_now": ".scheduler",
     "schedule_rows": ".scheduler",
     "select_shops": ".selectors",
+    # --- #19 results export, notifications
+    "open_notifier": ".build",
+    "FORMATS": ".export",
+    "ResultFilter": ".export",
+    "export_results": ".export",
+    "make_filter": ".export",
+    "TargetHealth": ".notify",
 }
 
 from .version import __version__  # noqa: E402  (one place, also for the self-test)

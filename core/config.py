@@ -16,11 +16,20 @@ Errors name the key (``queue.max_backlog: must be greater than 0``). Example::
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .errors import ConfigError, InvalidInput
 
@@ -259,6 +268,32 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+# --- #19 notifications
+class DigestSettings(_Section):
+    """The daily digest to the targets that want ``digest`` events."""
+
+    at: str = ""
+    """Local time ``HH:MM`` to send it (empty: no digest)."""
+    tz: str = "UTC"
+    """The time zone of ``at`` (and of the day the digest counts)."""
+
+    @field_validator("at")
+    @classmethod
+    def _at(cls, v: str) -> str:
+        if v and not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", v):
+            raise ValueError(f"{v!r} is not a time HH:MM (00:00 to 23:59)")
+        return v
+
+    @field_validator("tz")
+    @classmethod
+    def _tz(cls, v: str) -> str:
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {v!r}") from None
+        return v
+
+
 class Settings(_Section):
     """The whole configuration. Construct with :func:`load_settings` or directly in tests."""
 
@@ -276,6 +311,9 @@ class Settings(_Section):
     metrics: MetricsSettings = MetricsSettings()
     platforms: dict[str, PlatformSettings] = Field(default_factory=dict)
     security: SecuritySettings = SecuritySettings()
+    # --- #19 notifications: ``[[notify]]`` targets (checked by core.notify.parse_targets)
+    notify: list[dict[str, Any]] = Field(default_factory=list)
+    digest: DigestSettings = DigestSettings()
 
     def with_changes(self, **sections: dict[str, Any]) -> Settings:
         """A copy with some keys of some sections replaced, validated again."""
@@ -292,7 +330,7 @@ def _loc(err_loc: tuple[Any, ...]) -> str:
 def settings_from_dict(data: dict[str, Any], *, source: str = "<config>") -> Settings:
     """Validate a parsed configuration; :class:`ConfigError` names the first bad key."""
     try:
-        return Settings.model_validate(data)
+        settings = Settings.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         key = _loc(tuple(first["loc"])) or "(top level)"
@@ -300,6 +338,15 @@ def settings_from_dict(data: dict[str, Any], *, source: str = "<config>") -> Set
         if first["type"] == "extra_forbidden":
             msg = "unknown key"
         raise ConfigError(key, f"{msg} (in {source})") from None
+    if settings.notify:  # #19: every [[notify]] entry, field by field
+        from .errors import SpecError
+        from .notify.targets import parse_targets
+
+        try:
+            parse_targets(settings.notify)
+        except SpecError as exc:
+            raise ConfigError(exc.field, f"{exc.reason} (in {source})") from None
+    return settings
 
 
 def load_settings(path: str | Path | None) -> Settings:

@@ -27,7 +27,7 @@ VIEWS: tuple[tuple[str, tuple[str, ...]], ...] = (
                           "history")),
     (QT_TR_NOOP("Later"), ("scheduled", "schedules")),  # #18 delayed tasks and schedules
     (QT_TR_NOOP("Sites"), ("shops", "gates", "workers")),
-    (QT_TR_NOOP("Overview"), ("dashboard", "kb")),
+    (QT_TR_NOOP("Overview"), ("dashboard", "results", "kb")),  # results: #19
 )
 """The side list: groups of views, top to bottom. Ctrl+1…9 open the first nine."""
 
@@ -297,7 +297,7 @@ VIEW_NAMES: dict[str, str] = {
     "shops": QT_TR_NOOP("Shops"), "gates": QT_TR_NOOP("Rate limits & breakers"),
     "kb": QT_TR_NOOP("Knowledge base & rules"), "dashboard": QT_TR_NOOP("Dashboard"),
     "workers": QT_TR_NOOP("Workers"), "scheduled": QT_TR_NOOP("Scheduled"),
-    "schedules": QT_TR_NOOP("Schedules")}
+    "schedules": QT_TR_NOOP("Schedules"), "results": QT_TR_NOOP("Results")}
 
 
 def tab_names() -> dict[str, str]:

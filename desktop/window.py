@@ -80,6 +80,7 @@ from .models import (
 )
 from .navigation import Navigation
 from .panels import EMPTY_KEYS, TablePanel
+from .results_view import NotifyStatus, ResultsView, SearchBar, with_search
 from .schedules_view import SchedulesView
 from .tickets import TicketReads
 from .window_commands import CommandsMixin
@@ -131,6 +132,7 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self._shops_next = 0.0
         self._history_next = 0.0
         self._fleet_next = 0.0
+        self._notify_next = 0.0  # #19: failing alert targets, read every 10 s
         self._fleet_busy = False
         self._local_running: list[InFlightRow] = []
         self._remote_running: list[InFlightRow] = []
@@ -173,14 +175,21 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         # -- layout: the side list of views | the view | the task's detail
         self.nav = Navigation(A.VIEWS, self)
         self.dashboard = Dashboard(self)
+        # #19: a Results view, search boxes over tickets and answers, failing alert targets
+        self.results_view = ResultsView(store, reader, self)
+        self.search_bars = {p: SearchBar(p, store, reader, self) for p in ("tickets", "kb")}
+        self.notify_status = NotifyStatus(store, reader, self)
         for name in ("pending", "in_flight", "suspended", "quarantine", "tickets", "history",
                      "shops", "workers"):
-            self.nav.add_page(name, self.panels[name])
+            self.nav.add_page(name, with_search(self.search_bars["tickets"], self.panels[name])
+                              if name == "tickets" else self.panels[name])
+        self.nav.add_page("results", self.results_view)
         gb = QSplitter(Qt.Orientation.Vertical, self)
         gb.addWidget(self.panels["gates"])
         gb.addWidget(self.panels["breakers"])
         self.nav.add_page("gates", gb)
         kb = QSplitter(Qt.Orientation.Vertical, self)
+        kb.addWidget(self.search_bars["kb"])
         kb.addWidget(self.panels["kb"])
         kb.addWidget(self.panels["rules"])
         self.nav.add_page("kb", kb)
@@ -231,6 +240,7 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self.status_engine = QLabel(self)
         self.status_store = QLabel(self)
         self.status_store.setObjectName("status-store")
+        self.statusBar().addPermanentWidget(self.notify_status)
         self.statusBar().addPermanentWidget(self.status_store)
         self.statusBar().addPermanentWidget(self.status_alert)
         self.statusBar().addPermanentWidget(self.status_counts)
@@ -262,6 +272,9 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self.refresh_timer.start()
         self.poll_timer.start()
         self._spawn(self._load_choices())
+        self.results_view.connect_actions(self._spawn)
+        for bar in self.search_bars.values():
+            bar.connect_actions(self._spawn)
 
     # -- engine --------------------------------------------------------------------------
 

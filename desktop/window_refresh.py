@@ -35,6 +35,7 @@ from .inflight import InFlightRow, engine_snapshot, fleet_running, merge_in_flig
 from .models import KeyedTableModel, ListTableModel, Reader, TaskTableModel
 from .navigation import Navigation
 from .panels import TablePanel
+from .results_view import NotifyStatus
 from .tickets import TicketReads
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,8 @@ class RefreshMixin(_Base):
     _shops_next: float
     _history_next: float
     _fleet_next: float
+    _notify_next: float  # #19
+    notify_status: NotifyStatus  # #19
     _fleet_busy: bool
     _local_running: list[InFlightRow]
     _remote_running: list[InFlightRow]
@@ -220,6 +223,9 @@ class RefreshMixin(_Base):
             on_screen = self.current_key() in ("in_flight", "workers")
             self._fleet_next = now + (1.0 if on_screen else 5.0)
             self._spawn(self._load_fleet())
+        if now >= self._notify_next:  # #19
+            self._notify_next = now + 10.0
+            self._spawn(self.notify_status.refresh())
         if self.ctx.host is None:
             self.models["workers"].tick()
             return

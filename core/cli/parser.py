@@ -16,11 +16,14 @@ from . import (
     demo,
     doctor,
     migrate,
+    notify,
     queue,
     record,
+    results,
     run_flow,
     schedules,
     schema,
+    search,
     selftest,
     shops,
     tickets,
@@ -44,6 +47,9 @@ GROUPS: tuple[Registration, ...] = (
     selftest.register,   # self-test
     migrate.register,    # migrate
     schedules.register,  # schedule add|list|show|pause|resume|delete|run-now (#18)
+    results.register,    # results (#19)
+    notify.register,     # notify add|list|test|remove (#19)
+    search.register,     # search (#19)
 )
 """Every command group, in the order ``shopfleet --help`` lists them."""
 

@@ -8,7 +8,7 @@ import asyncio
 import sys
 from typing import Any
 
-from ..build import build_engine
+from ..build import build_engine, open_notifier
 from ..config import is_loopback
 from ..engine.control import Executor, NoopExecutor
 from ..errors import ConfigError, InvalidInput
@@ -37,6 +37,10 @@ def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
     elif log_to:
         raise InvalidInput("--exec-log", "only with --executor noop")
     engine = build_engine(settings, store, slots=args.slots, executor=executor, owner=owner)
+    notifier = open_notifier(settings, store)  # #19: alerts, off the engine's loop
+    notifier.attach(engine.bus)
+    notifier.start()
+    cli.closers.append(notifier.stop)  # after the engine, before the store closes
     said = store.durability_warning()
     if said:
         print(f"warning: {said}", file=sys.stderr, flush=True)

@@ -12,7 +12,7 @@ a small part of a lease.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -31,6 +31,9 @@ from .records import (
 )
 
 if TYPE_CHECKING:
+    from ..export import ResultFilter
+    from ..notify.messages import CountsSnapshot
+    from ..notify.outbox import Outbox
     from ..tickets import KbAnswer, Rule, RuleAction, Signature, Ticket
     from .pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
 
@@ -279,3 +282,18 @@ class Store(Protocol):
                       specs: Sequence[TaskSpec]) -> list[int] | None:
         """Submit a firing's tasks and move the mark from ``expected_mark`` in one
         transaction; ``None`` (nothing written) when the mark had moved already."""
+    # --- #19 results and search
+    def iter_results(self, flt: ResultFilter, *, limit: int | None = None
+                     ) -> Iterator[dict[str, Any]]:
+        """Export rows (one per collected record) passing ``flt``, streamed (blocking: call it
+        off any event loop; the iterator holds a read cursor until exhausted or closed)."""
+    def outbox(self) -> Outbox:
+        """The store's durable notification outbox (:mod:`core.notify.outbox`)."""
+    def counts_snapshot(self, day_start: float, day_end: float) -> CountsSnapshot:
+        """The daily digest's counts for tasks finished and tickets opened in [start, end)."""
+    def search(self, place: str, text: str, *, limit: int = 100) -> list[dict[str, Any]]:
+        """Rows of ``results``, ``tickets`` or ``kb`` holding every word of ``text``.
+
+        Raises:
+            Refused: the store has no text search (Redis), said plainly.
+        """

@@ -2268,5 +2268,77 @@ Replace the shipped flow's file with this one? Choose No to save it under anothe
         <source>schedule %1 deleted</source>
         <translation>定时任务 %1 已删除</translation>
     </message>
+    <message>
+        <source>type, e.g. collect_data</source>
+        <translation>任务类型，如 collect_data</translation>
+    </message>
+    <message>
+        <source>shops, e.g. "platform:pdd"</source>
+        <translation>店铺，如 "platform:pdd"</translation>
+    </message>
+    <message>
+        <source>since YYYY-MM-DD</source>
+        <translation>起始日期 YYYY-MM-DD</translation>
+    </message>
+    <message>
+        <source>until YYYY-MM-DD</source>
+        <translation>截止日期 YYYY-MM-DD</translation>
+    </message>
+    <message>
+        <source>flow</source>
+        <translation>流程</translation>
+    </message>
+    <message>
+        <source>search the records (中文 too)</source>
+        <translation>搜索结果（支持中文）</translation>
+    </message>
+    <message>
+        <source>Preview</source>
+        <translation>预览</translation>
+    </message>
+    <message>
+        <source>Export…</source>
+        <translation>导出…</translation>
+    </message>
+    <message>
+        <source>format</source>
+        <translation>格式</translation>
+    </message>
+    <message>
+        <source>sheet per</source>
+        <translation>分表依据</translation>
+    </message>
+    <message>
+        <source>%1 records shown</source>
+        <translation>显示 %1 条记录</translation>
+    </message>
+    <message>
+        <source>no records</source>
+        <translation>没有记录</translation>
+    </message>
+    <message>
+        <source>%1 records written to %2</source>
+        <translation>已导出 %1 条记录到 %2</translation>
+    </message>
+    <message>
+        <source>Export results</source>
+        <translation>导出采集结果</translation>
+    </message>
+    <message>
+        <source>search (中文 too), Enter</source>
+        <translation>搜索（支持中文），回车</translation>
+    </message>
+    <message>
+        <source>%1 found</source>
+        <translation>找到 %1 条</translation>
+    </message>
+    <message>
+        <source>nothing found</source>
+        <translation>没有找到</translation>
+    </message>
+    <message>
+        <source>Notifications failing: %1</source>
+        <translation>通知发送失败：%1</translation>
+    </message>
 </context>
 </TS>

@@ -370,6 +370,26 @@ ZH_CN = {
     "Scheduled": "待定时",
     "scheduled": "待定时",
     "Joins the queue": "入队时间",
+    # #19 results, search, notifications
+    "Results": "采集结果",
+    "type, e.g. collect_data": "任务类型，如 collect_data",
+    'shops, e.g. "platform:pdd"': '店铺，如 "platform:pdd"',
+    "since YYYY-MM-DD": "起始日期 YYYY-MM-DD",
+    "until YYYY-MM-DD": "截止日期 YYYY-MM-DD",
+    "flow": "流程",
+    "search the records (中文 too)": "搜索结果（支持中文）",
+    "Preview": "预览",
+    "Export…": "导出…",
+    "format": "格式",
+    "sheet per": "分表依据",
+    "%1 records shown": "显示 %1 条记录",
+    "no records": "没有记录",
+    "%1 records written to %2": "已导出 %1 条记录到 %2",
+    "Export results": "导出采集结果",
+    "search (中文 too), Enter": "搜索（支持中文），回车",
+    "%1 found": "找到 %1 条",
+    "nothing found": "没有找到",
+    "Notifications failing: %1": "通知发送失败：%1",
 }
 
 # -- issue 16: the operator's words (docs/glossary.md), menus, names of codes ---------------

@@ -87,6 +87,8 @@ def test_public_names_are_pinned() -> None:
         "FlowEntry", "STEP_ACTIONS", "validate_flow_dict", "flow_catalog", "read_flow_document",
         "save_flow_file", "flow_file_text", "user_flows_dir", "run_flow_once", "pick_locator",
         "record_shop_flow", "rename_params",
+        # #19: results export, notifications (the console's Results view, targets' health)
+        "FORMATS", "ResultFilter", "export_results", "make_filter", "open_notifier", "TargetHealth",
     ]) == PUBLIC
     for name in PUBLIC:
         assert hasattr(core, name), name

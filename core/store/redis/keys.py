@@ -62,6 +62,15 @@ key                             type    content
 ``P:worker:<owner>``            hash    host, pid, slots, running, started_at, heartbeat_at,
                                         state (alive/stopped/lost), detail JSON
 ``P:workers``                   zset    owner → last heartbeat time
+``P:outbox:targets``            set     notification targets with anything on record (#19)
+``P:outbox:batches``            hash    claimed batch id → its target
+``P:outbox:t:<target>:wait``    zset    unclaimed event ids, score = enqueued_at
+``P:outbox:t:<target>:ev``      hash    event id → event JSON (unclaimed and claimed)
+``P:outbox:t:<target>:seen``    zset    every event id enqueued, score = enqueued_at (refuses
+                                        a duplicate; pruned after keep_days at each send)
+``P:outbox:t:<target>:batch``   hash    the claimed batch: id, ids (JSON list), next_at,
+                                        attempts
+``P:outbox:t:<target>:health``  hash    failing_since, last_error, given_up, last_sent_at
 =============================== ======= ===========================================================
 
 Queue order: SQLite serves ``band DESC, prio_key DESC, id``. A sorted set orders by score,
@@ -164,3 +173,16 @@ class Keys:
 
     def worker(self, owner: str) -> str:
         return f"{self.prefix}:worker:{owner}"
+
+    # --- #19 notification outbox
+    @property
+    def outbox_targets(self) -> str:
+        return f"{self.prefix}:outbox:targets"
+
+    @property
+    def outbox_batches(self) -> str:
+        return f"{self.prefix}:outbox:batches"
+
+    def outbox(self, target: str, part: str) -> str:
+        """``part``: wait, ev, seen, batch or health."""
+        return f"{self.prefix}:outbox:t:{target}:{part}"

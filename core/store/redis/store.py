@@ -65,6 +65,7 @@ from .groups import RedisGroups
 
 if TYPE_CHECKING:
     from ...tickets import Rule, Signature
+    from .outbox import RedisOutbox
     from .tickets import RedisTicketBook
 from .connection import ROOM_POLL_S, _f, connect_error
 from .reads import RedisReads
@@ -550,6 +551,13 @@ class RedisStore(RedisGroups, RedisReads):
     def shop_rows(self) -> list[ShopRow]:
         return redis_queries.shop_rows(self)
 
+    # --- #19 notifications ----------------------------------------------------------------
+
+    def outbox(self) -> RedisOutbox:
+        """The notification outbox in this Redis (:class:`core.notify.Outbox`)."""
+        from .outbox import RedisOutbox
+
+        return RedisOutbox(self)
 
 
 __all__ = ["RedisStore", "connect_error", "public_url"]

@@ -28,6 +28,7 @@ from ..records import (
 )
 from . import sql
 from .connection import SqliteConnections
+from .results import write_results
 
 
 class SqliteQueue(SqliteConnections):
@@ -260,6 +261,7 @@ class SqliteQueue(SqliteConnections):
                 "results = coalesce(?, results)", (now, now, res))
             # Finished after an answer: its answered ticket(s) close with it.
             conn.execute(sql.CLOSE_ANSWERED_TICKETS, (now, task_id))
+            write_results(conn, task_id)  # #19: its records, in the same transaction
         return op
 
     def ack_many(self, items: Sequence[tuple[int, str, dict[str, Any] | None]]

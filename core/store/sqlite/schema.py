@@ -9,6 +9,11 @@ the two can never drift. Add a migration by appending to ``MIGRATIONS`` *and* up
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+
+from ...search import index_sql
+from .outbox import OUTBOX_TABLES
+from .results import RESULTS_TABLE, backfill
 
 # Every state change of a task is logged by a trigger, with the time and the reason the code
 # put in ``state_reason``: no code path can change a state without leaving a trace.
@@ -216,7 +221,25 @@ CREATE INDEX tasks_hard_aging ON tasks (queued_at) WHERE state = 'queued' AND ba
 CREATE INDEX tasks_scheduled ON tasks (not_before, id) WHERE state = 'scheduled';
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
+
+# --- #19 results and search
+# v8: one row per collected record (filled from done tasks' results), trigram FTS5 indexes on
+# results, tickets and knowledge-base answers (sqlite-utils' SQL, see search.py), and the
+# notification outbox (outbox.py).
+_V7_SEARCH = index_sql(_V4_TABLES + RESULTS_TABLE, ("results", "tickets", "kb"))
+
+
+def _v8(conn: sqlite3.Connection) -> None:
+    _script(conn, RESULTS_TABLE)
+    backfill(conn)
+    _script(conn, _V7_SEARCH)
+    _script(conn, OUTBOX_TABLES)
+
+
+Migration = str | Callable[[sqlite3.Connection], None]
+"""SQL text, or a function run on the migration's connection (inside its transaction)."""
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _v8)
 FRESH_SCHEMA: str = _V1.replace(
     "    created_at   REAL NOT NULL\n);\nCREATE TABLE paused_domains",
     "    created_at   REAL NOT NULL,\n    allowed_origins TEXT NOT NULL DEFAULT '[]'\n);\n"
@@ -225,7 +248,7 @@ FRESH_SCHEMA: str = _V1.replace(
     "    last_error      TEXT\n);",
     "    last_error      TEXT,\n    evidence        TEXT,\n"
     "    crashes         INTEGER NOT NULL DEFAULT 0,\n    preempt_requested TEXT\n);"
-) + _V2 + _V4_TABLES + _V5_INDEX + _V7
+) + _V2 + _V4_TABLES + _V5_INDEX + _V7 + RESULTS_TABLE + _V7_SEARCH + OUTBOX_TABLES
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -263,7 +286,10 @@ def migrate(conn: sqlite3.Connection) -> int:
     return version
 
 
-def _script(conn: sqlite3.Connection, sql: str) -> None:
+def _script(conn: sqlite3.Connection, sql: Migration) -> None:
+    if callable(sql):
+        sql(conn)
+        return
     # executescript() would COMMIT first; run statement by statement inside our transaction.
     for stmt in _statements(sql):
         conn.execute(stmt)

@@ -7,7 +7,9 @@ in ``queue._blocked_shops``, ``reads.preempt_requests``, ``pages.task_rows``), t
 life-cycle change sets (``queue._finish_running`` and ``record_crash_op``,
 ``store.update_shop``), an index chosen per state (``reads.urgent_waiting``), a filter and
 keyset cursor (``reads.tasks``, ``tickets.tickets``, the console's ``pages``) and the
-table-by-table copy of ``core.store.redis.from_sqlite``. No value a caller gives goes into the
+table-by-table copy of ``core.store.redis.from_sqlite``. #19's results and outbox keep their
+statements in :mod:`.results` and :mod:`.outbox`, next to their tables (a feature's module
+with its own table, its filters built per call). No value a caller gives goes into the
 text (states and index names come from the code): values are bound parameters.
 
 Queries on the queue name their index (INDEXED BY): without ANALYZE statistics SQLite may
@@ -400,3 +402,22 @@ FIRST_RUNNING_IDS = (
 TASKS_PER_STATE = "SELECT state, count(*) FROM tasks GROUP BY state"
 
 WORKER_ENTRIES = "SELECT value FROM meta WHERE name LIKE 'worker:%'"
+
+# -- #19 results (results.py shapes the filtered queries) ------------------------------------
+
+RESULTS_TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'results'"
+
+# -- #19 the daily digest (reads.py counts_snapshot) -------------------------------------------
+
+DIGEST_FINISHED = """
+SELECT s.name, sum(t.state = 'done'), sum(t.state = 'failed')
+FROM tasks t JOIN shops s ON s.id = t.shop_id
+WHERE t.state IN ('done', 'failed') AND t.finished_at >= ? AND t.finished_at < ?
+GROUP BY s.name"""
+
+DIGEST_OPEN_TICKETS = "SELECT shop, count(*) FROM tickets WHERE state = 'open' GROUP BY shop"
+
+DIGEST_SIGNATURES = """
+SELECT platform || ' ' || task_type || ' · ' || step_name || ' · ' || error_class, count(*)
+FROM tickets WHERE opened_at >= ? AND opened_at < ?
+GROUP BY 1 ORDER BY 2 DESC LIMIT 20"""

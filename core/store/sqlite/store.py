@@ -8,7 +8,8 @@ and here shops, operator commands, reads, metrics and workers. Every statement i
 committed, so call them from threads or the CLI; async code uses
 :class:`core.store.AsyncStore`, which never blocks its loop.
 
-All of it is plain SQL through the standard library's ``sqlite3`` (no ORM, no sqlite-utils).
+All of it is plain SQL through the standard library's ``sqlite3`` (no ORM); sqlite-utils only
+writes and queries the text-search indexes (#19, :mod:`core.search`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .reads import SqliteReads
 
 if TYPE_CHECKING:
     from ...tickets import Rule, Signature
+    from .outbox import SqliteOutbox
     from .tickets import SqliteTicketBook
 
 class SqliteStore(SqliteGroups, SqliteQueue, SqliteReads):
@@ -386,6 +388,13 @@ class SqliteStore(SqliteGroups, SqliteQueue, SqliteReads):
     def shop_rows(self) -> list[ShopRow]:
         return sqlite_pages.shop_rows(self)
 
+    # --- #19 notifications ----------------------------------------------------------------
+
+    def outbox(self) -> SqliteOutbox:
+        """The notification outbox on this file (:class:`core.notify.Outbox`)."""
+        from .outbox import SqliteOutbox
+
+        return SqliteOutbox(self)
 
 def _iso(ts: float) -> str:
     """A moment for a task's history line (UTC, seconds)."""
