@@ -81,6 +81,7 @@ class TaskAttempts(BackgroundJobs):
         except LeaseLost:
             return
         self.completed += 1
+        self.site_trouble.succeeded(task.domain, task.id)
         self._finished.append((self.clock.now(), True, "", task.platform))
         if self.rate_limits.slowed:
             self._restore_gates()
@@ -204,7 +205,14 @@ class TaskAttempts(BackgroundJobs):
                 self._breaker_event(task.domain, f"{exc.error_class}: {exc}")
             shared = self.site_trouble.note(task.domain, task.id)
             if not (opened or shared or breaker.state is not BreakerState.CLOSED):
-                return False  # so far this task's own trouble: an attempt is spent
+                if (task.attempts < task.max_attempts
+                        or self.site_trouble.others_succeed(task.domain, task.id)):
+                    return False  # so far this task's own trouble: an attempt is spent
+                # Its last attempt, and nothing of the domain works either: the site's
+                # state until shown otherwise; the breaker opens and its probe tells.
+                if breaker.record_failure(probe=True):
+                    self._breaker_event(task.domain, f"{exc.error_class}: {exc} (nothing "
+                                        "of the domain succeeds)")
             wait = self._until_probe(task.domain)
             why = (f"site failing: {task.domain} is in trouble, waits {wait:.0f}s "
                    "(no attempt used)")

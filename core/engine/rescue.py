@@ -102,6 +102,17 @@ class SiteTrouble:
     window_s: float
     clock: Clock
     _seen: dict[str, deque[tuple[float, int]]] = field(default_factory=dict)
+    _ok: dict[str, tuple[float, int]] = field(default_factory=dict)
+
+    def succeeded(self, domain: str, task_id: int) -> None:
+        """A task of the domain finished: the domain works (for others than a failing task)."""
+        self._ok[domain] = (self.clock.now(), task_id)
+
+    def others_succeed(self, domain: str, task_id: int) -> bool:
+        """Did another task of the domain finish within the window? (Then a task failing
+        through all its attempts fails on its own, not because of the site.)"""
+        ok = self._ok.get(domain)
+        return ok is not None and ok[1] != task_id and ok[0] > self.clock.now() - self.window_s
 
     def note(self, domain: str, task_id: int) -> bool:
         """Record the failure; True if another task of the domain failed within the window."""

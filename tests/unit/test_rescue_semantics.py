@@ -132,3 +132,18 @@ def test_until_idle_stops_with_work_left_beyond_its_reach_and_says_why(
     # Within reach, the same work is waited for and finishes.
     engine2, _, _ = engine_for(store, clock, Flaky(fails=0))
     assert until_idle(engine2, clock, reach_s=1000).empty
+
+
+def test_a_last_attempt_failing_while_nothing_of_the_domain_works_waits_for_the_probe(
+        make_store: StoreFactory, clock: FakeClock) -> None:
+    """One task alone on a domain that answers 5xx: indistinguishable from its own trouble
+    until something of the domain works, so its last attempt opens the breaker, no ticket."""
+    store = make_store(queue={"max_attempts": 2, "retry_backoff_s": 1},
+                       breakers={"failures": 100, "backoff_s": 30})
+    t = store.submit(task("tiktok-1", fake="site_failed", requests=0))
+    engine, ex, seen = engine_for(store, clock, Flaky(fails=4))
+    left = until_idle(engine, clock, reach_s=600)
+    assert left.empty, left.reasons
+    assert tickets(seen) == []
+    assert any(e.state == "open" for e in seen if isinstance(e, BreakerChanged))
+    assert store.task(t).state is TaskState.DONE and ex.started.count(t) == 5
