@@ -38,6 +38,7 @@ from ..events import (
     TicketAnswered,
 )
 from ..specs import TaskSpec
+from ..tickets import check_write_safety, parse_answer
 from .breakers import BreakerState
 from .dispatch import Dispatcher
 
@@ -325,8 +326,17 @@ class Engine(Dispatcher):
 
     async def answer_ticket(self, ticket_id: int, action: str, *, note: str = "",
                             make_rule: str | None = None,
-                            rule_delay_s: float = 600.0) -> Changes:
-        """Answer a ticket (retry / resume / skip / done / cancel), optionally making a rule."""
+                            rule_delay_s: float = 600.0,
+                            confirm_resend: bool = False) -> Changes:
+        """Answer a ticket (retry / resume / skip / done / cancel), optionally making a rule.
+
+        Raises:
+            InvalidInput: ``confirm_resend``: a resend of a write of unknown outcome that was
+                not confirmed (:func:`core.tickets.check_write_safety`).
+        """
+        act, _ = parse_answer(action, make_rule)
+        ticket = await self.astore.run(self.tickets.ticket, ticket_id)
+        check_write_safety(ticket.kind, act, confirm_resend=confirm_resend)
         t = await self.astore.run(self.tickets.answer, ticket_id, action, note=note,
                                     make_rule=make_rule, rule_delay_s=rule_delay_s)
         self.bus.publish(TicketAnswered(self.clock.now(), ticket_id, t.task_id, action))
