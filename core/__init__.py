@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from .engine import Engine as Engine
     from .engine import EngineStatistics as EngineStatistics
     from .engine import GateLevel as GateLevel
+
+    # --- #15 rescue semantics, write safety, rules in words, takeover
+    from .engine import Leftover as Leftover
     from .engine import NoopExecutor as NoopExecutor
     from .engine import Outcome as Outcome
     from .engine import TaskControl as TaskControl
@@ -111,12 +114,17 @@ if TYPE_CHECKING:
     from .store import new_owner_id as new_owner_id
     from .store.base import Store as Store
     from .store.base import TicketBook as TicketBook
+    from .takeover import TakeoverResult as TakeoverResult
+    from .takeover import take_over as take_over
     from .tickets import Answer as Answer
     from .tickets import KbAnswer as KbAnswer
     from .tickets import Rule as Rule
     from .tickets import RuleAction as RuleAction
     from .tickets import Ticket as Ticket
     from .tickets import TicketState as TicketState
+    from .tickets import check_write_safety as check_write_safety
+    from .tickets import default_answer as default_answer
+    from .tickets import describe_rule as describe_rule
     from .vault import Vault as Vault
 
 _WHERE: dict[str, str] = {
@@ -229,6 +237,13 @@ _WHERE: dict[str, str] = {
     "task_detail": ".queries",
     "task_page": ".queries",
     "task_rows": ".queries",
+    # --- #15 rescue semantics, write safety, rules in words, takeover
+    "Leftover": ".engine",
+    "TakeoverResult": ".takeover",
+    "take_over": ".takeover",
+    "check_write_safety": ".tickets",
+    "default_answer": ".tickets",
+    "describe_rule": ".tickets",
 }
 
 from .version import __version__  # noqa: E402  (one place, also for the self-test)

@@ -21,6 +21,7 @@ from . import (
     schema,
     selftest,
     shops,
+    takeover,
     tickets,
     worker,
 )
@@ -36,6 +37,7 @@ GROUPS: tuple[Registration, ...] = (
     demo.register,       # demo, demo-site
     console.register,    # console
     run_flow.register,   # run-flow
+    takeover.register,   # takeover (#15)
     schema.register,     # schema
     doctor.register,     # doctor
     selftest.register,   # self-test

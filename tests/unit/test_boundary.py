@@ -79,6 +79,9 @@ def test_public_names_are_pinned() -> None:
         "Store", "save_settings", "gates_toml", "TaskPreempted",
         # desktop habits (#16): the pause-all switch
         "pause_all", "all_paused",
+        # #15: what is left after until-idle, takeover, write safety, rules in words
+        "Leftover", "TakeoverResult", "take_over", "check_write_safety", "default_answer",
+        "describe_rule",
     ]) == PUBLIC
     for name in PUBLIC:
         assert hasattr(core, name), name
