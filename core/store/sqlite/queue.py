@@ -338,12 +338,14 @@ class SqliteQueue(SqliteConnections):
 
         def op(conn: sqlite3.Connection) -> None:
             now = self.clock.now()
-            self._finish_running(
-                conn, task_id, owner,
-                f"state = '{state}', state_reason = ?, attempts = max(0, attempts - 1), "
-                "updated_at = ?, checkpoint = coalesce(?, checkpoint), "
-                "preempt_requested = NULL, not_before = max(coalesce(not_before, 0), ?)",
-                (reason, now, cp, now + delay))
+            sets = (f"state = '{state}', state_reason = ?, attempts = max(0, attempts - 1), "
+                    "updated_at = ?, checkpoint = coalesce(?, checkpoint), "
+                    "preempt_requested = NULL")
+            params: tuple[Any, ...] = (reason, now, cp)
+            if delay > 0:  # otherwise its not_before stays as it was
+                sets += ", not_before = max(coalesce(not_before, 0), ?)"
+                params += (now + delay,)
+            self._finish_running(conn, task_id, owner, sets, params)
         return op
 
     def save_checkpoint(self, task_id: int, owner: str, checkpoint: dict[str, Any]) -> None:
