@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .engine import Engine as Engine
     from .engine import EngineStatistics as EngineStatistics
     from .engine import GateLevel as GateLevel
+    from .engine import Leftover as Leftover
     from .engine import NoopExecutor as NoopExecutor
     from .engine import Outcome as Outcome
     from .engine import TaskControl as TaskControl
@@ -139,12 +140,17 @@ if TYPE_CHECKING:
     from .store.base import Store as Store
     from .store.base import TicketBook as TicketBook
     from .store.records import ScheduleRecord as ScheduleRecord
+    from .takeover import TakeoverResult as TakeoverResult
+    from .takeover import take_over as take_over
     from .tickets import Answer as Answer
     from .tickets import KbAnswer as KbAnswer
     from .tickets import Rule as Rule
     from .tickets import RuleAction as RuleAction
     from .tickets import Ticket as Ticket
     from .tickets import TicketState as TicketState
+    from .tickets import check_write_safety as check_write_safety
+    from .tickets import default_answer as default_answer
+    from .tickets import describe_rule as describe_rule
     from .vault import Vault as Vault
     from .workbench import pick_locator as pick_locator
     from .workbench import record_shop_flow as record_shop_flow
@@ -296,6 +302,13 @@ _WHERE: dict[str, str] = {
     "export_results": ".export",
     "make_filter": ".export",
     "TargetHealth": ".notify",
+    # --- #15 rescue semantics, write safety, rules in words, takeover
+    "Leftover": ".engine",
+    "TakeoverResult": ".takeover",
+    "take_over": ".takeover",
+    "check_write_safety": ".tickets",
+    "default_answer": ".tickets",
+    "describe_rule": ".tickets",
 }
 
 from .version import __version__  # noqa: E402  (one place, also for the self-test)

@@ -56,6 +56,10 @@ class StoreSettings(_Section):
     busy_timeout_s: float = Field(10.0, gt=0)
 
 
+LEASE_HEARTBEATS = 3
+"""A lease lasts at least this many heartbeats (``lease_s`` ≥ 3 × ``heartbeat_s``)."""
+
+
 class QueueSettings(_Section):
     max_backlog: int = Field(100_000, gt=0)
     """Routine submissions are refused when this many tasks are queued."""
@@ -77,6 +81,22 @@ class QueueSettings(_Section):
     retry_backoff_max_s: float = Field(600.0, ge=0)
     max_task_bytes: int = Field(256 * 1024, gt=0)
     """A task spec larger than this (as JSON) is rejected."""
+
+    # --- #15 cross-field checks: the fields that must agree, named in the refusal
+    @model_validator(mode="after")
+    def _timings_agree(self) -> QueueSettings:
+        if self.heartbeat_s >= self.worker_lost_after_s:
+            raise ValueError(f"heartbeat_s ({self.heartbeat_s:g}) must be less than "
+                             f"worker_lost_after_s ({self.worker_lost_after_s:g}): a worker "
+                             "would be marked lost between two heartbeats")
+        if self.lease_s < LEASE_HEARTBEATS * self.heartbeat_s:
+            raise ValueError(f"lease_s ({self.lease_s:g}) must be at least {LEASE_HEARTBEATS} "
+                             f"× heartbeat_s ({self.heartbeat_s:g}): a lease would run out "
+                             "before it is renewed")
+        if self.retry_backoff_max_s < self.retry_backoff_s:
+            raise ValueError(f"retry_backoff_max_s ({self.retry_backoff_max_s:g}) must be at "
+                             f"least retry_backoff_s ({self.retry_backoff_s:g})")
+        return self
 
 
 class PrioritySettings(_Section):

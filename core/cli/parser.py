@@ -26,6 +26,7 @@ from . import (
     search,
     selftest,
     shops,
+    takeover,
     tickets,
     worker,
 )
@@ -42,6 +43,7 @@ GROUPS: tuple[Registration, ...] = (
     console.register,    # console
     run_flow.register,   # run-flow
     record.register,     # record (#21)
+    takeover.register,   # takeover (#15)
     schema.register,     # schema
     doctor.register,     # doctor
     selftest.register,   # self-test

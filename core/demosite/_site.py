@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import secrets
+import socket
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -34,7 +36,7 @@ from ._catalog import (
 from ._forms import FormData, parse_form
 
 FAULTS: tuple[str, ...] = ("slow", "error_5xx", "rate_limit", "layout_changed", "crash",
-                           "captcha")
+                           "captcha", "network_down")
 """The fault switches :meth:`DemoSite.set_fault` knows."""
 
 # Modifiers change how a page is served; at most one terminal fault replaces the page.
@@ -46,6 +48,9 @@ _OPTIONS: dict[str, dict[str, Any]] = {
     "layout_changed": {},
     "crash": {"after_write": False},
     "captcha": {},
+    "network_down": {},
+    # network_down: the connection is dropped without an answer (Chromium reports
+    # net::ERR_EMPTY_RESPONSE): the network path failing, switched on and off like the rest.
 }
 _MAX_BODY = 20 * 1024 * 1024
 _REQUEST_LOG = 100_000
@@ -248,6 +253,15 @@ class _Handler(BaseHTTPRequestHandler):
             st.stop.wait(delay / 1000)
             fault_name = "slow"
         shop = _shop_in(path)
+        if terminal is not None and terminal.name == "network_down":
+            with st.lock:
+                st.requests.append({"at": st.clock.now(), "method": method,
+                                    "platform": platform, "host": host, "path": target,
+                                    "status": 0, "fault": "network_down"})
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
         if terminal is not None:
             resp = _fault_response(terminal, platform, shop)
             fault_name = terminal.name

@@ -328,6 +328,9 @@ def test_retry_from_history_runs_the_task_again(
 def test_detail_shows_flow_steps_with_write_marks(
         window: Any, run: Run, store: SqliteStore) -> None:
     # Two steps done, then the page changed: the task fails at step 3 of reply_customer.
+    # (#15: the domain works for another task, so the failure is the task's own: a ticket.)
+    fine = store.submit(spec("collect_data", "pdd-2", params={"page": 1}))
+    run.until(lambda: store.task(fine).state is TaskState.DONE)
     tid = store.submit(spec("reply_customer", "pdd-1", params={
         "message_id": 1, "reply": "hi", "steps": 2, "fake": "site_failed"}, max_attempts=1))
     run.until(lambda: store.task(tid).state is TaskState.WAITING_HUMAN)

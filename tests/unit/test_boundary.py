@@ -89,6 +89,9 @@ def test_public_names_are_pinned() -> None:
         "record_shop_flow", "rename_params",
         # #19: results export, notifications (the console's Results view, targets' health)
         "FORMATS", "ResultFilter", "export_results", "make_filter", "open_notifier", "TargetHealth",
+        # #15: what is left after until-idle, takeover, write safety, rules in words
+        "Leftover", "TakeoverResult", "take_over", "check_write_safety", "default_answer",
+        "describe_rule",
     ]) == PUBLIC
     for name in PUBLIC:
         assert hasattr(core, name), name

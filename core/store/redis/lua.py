@@ -471,7 +471,8 @@ return 'queued'
 """
 
 RELEASE = r"""
--- ARGV[5] id, [6] owner, [7] reason, [8] checkpoint JSON or '', [9] new state
+-- ARGV[5] id, [6] owner, [7] reason, [8] checkpoint JSON or '', [9] new state,
+-- [10] seconds before it may be claimed again (0: now)
 local id, owner = ARGV[5], ARGV[6]
 local t = held(id, owner)
 if not t then return lost(id, owner) end
@@ -479,6 +480,10 @@ local ch = {state = ARGV[9], state_reason = ARGV[7], updated_at = NOW_S,
   attempts = num(math.max(0, tonumber(t.attempts) - 1)), preempt_requested = false,
   lease_owner = false, lease_until = false}
 if ARGV[8] ~= '' then ch.checkpoint = ARGV[8] end
+local delay = tonumber(ARGV[10] or '0') or 0
+if delay > 0 then
+  ch.not_before = num(math.max(tonumber(t.not_before or '0') or 0, NOW + delay))
+end
 update(id, t, ch)
 return ARGV[9]
 """

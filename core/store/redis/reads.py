@@ -197,6 +197,25 @@ class RedisReads(RedisConnection):
         counts.update({s: int(n) for s, n in self._r.hgetall(self.keys.counts).items()})
         return counts
 
+    def next_due(self) -> float | None:
+        """The earliest ``not_before`` among queued or suspended tasks (None: none waits);
+        reads every waiting task's hash, in pages (only asked when a worker is idle)."""
+        best: float | None = None
+        for zk in (self.keys.ready, self.keys.suspended):
+            for start in range(0, 1 << 62, 1000):
+                members = self._r.zrange(zk, start, start + 999)
+                if not members:
+                    break
+                pipe = self._r.pipeline(transaction=False)
+                for m in members:
+                    pipe.hget(self.keys.task(int(m)), "not_before")
+                for nb in pipe.execute():
+                    if nb is not None and (best is None or float(nb) < best):
+                        best = float(nb)
+                if len(members) < 1000:
+                    break
+        return best
+
     def status(self) -> QueueStatus:
         """Counts per state, backlog, oldest wait and busy shops, from indexes only."""
         now = self.clock.now()

@@ -337,11 +337,14 @@ class RedisStore(RedisGroups, RedisReads):
         return TaskState(state)
 
     def release(self, task_id: int, owner: str, *, reason: str = "released",
-                checkpoint: dict[str, Any] | None = None, suspend: bool = False) -> None:
+                checkpoint: dict[str, Any] | None = None, suspend: bool = False,
+                delay_s: float = 0.0) -> None:
         """Give a claimed task back without counting the attempt; ``suspend`` marks it
-        preempted (it keeps its place by score and resumes from its checkpoint)."""
+        preempted (it keeps its place by score and resumes from its checkpoint); ``delay_s``
+        > 0 keeps it from being claimed for that long."""
         cp = json.dumps(checkpoint, ensure_ascii=False) if checkpoint is not None else ""
-        self._run("release", task_id, owner, reason, cp, "suspended" if suspend else "queued")
+        self._run("release", task_id, owner, reason, cp, "suspended" if suspend else "queued",
+                  repr(max(0.0, float(delay_s))))
 
     def save_checkpoint(self, task_id: int, owner: str, checkpoint: dict[str, Any]) -> None:
         self._run("checkpoint", task_id, owner, json.dumps(checkpoint, ensure_ascii=False))

@@ -325,25 +325,32 @@ class SqliteQueue(SqliteConnections):
         return op
 
     def release(self, task_id: int, owner: str, *, reason: str = "released",
-                checkpoint: dict[str, Any] | None = None, suspend: bool = False) -> None:
+                checkpoint: dict[str, Any] | None = None, suspend: bool = False,
+                delay_s: float = 0.0) -> None:
         """Give a claimed task back without counting the attempt (a safe stop); ``suspend``
-        marks it preempted (it keeps its place by score and resumes from its checkpoint)."""
+        marks it preempted (it keeps its place by score and resumes from its checkpoint);
+        ``delay_s`` > 0 keeps it from being claimed for that long (rescue: a held gate, an
+        open breaker, a network outage — waiting, not failing)."""
         self._call(self.release_op(task_id, owner, reason=reason, checkpoint=checkpoint,
-                                   suspend=suspend))
+                                   suspend=suspend, delay_s=delay_s))
 
     def release_op(self, task_id: int, owner: str, *, reason: str = "released",
-                   checkpoint: dict[str, Any] | None = None, suspend: bool = False
-                   ) -> Callable[[sqlite3.Connection], None]:
+                   checkpoint: dict[str, Any] | None = None, suspend: bool = False,
+                   delay_s: float = 0.0) -> Callable[[sqlite3.Connection], None]:
         cp = json.dumps(checkpoint, ensure_ascii=False) if checkpoint is not None else None
         state = "suspended" if suspend else "queued"
+        delay = max(0.0, float(delay_s))
 
         def op(conn: sqlite3.Connection) -> None:
             now = self.clock.now()
-            self._finish_running(
-                conn, task_id, owner,
-                f"state = '{state}', state_reason = ?, attempts = max(0, attempts - 1), "
-                "updated_at = ?, checkpoint = coalesce(?, checkpoint), "
-                "preempt_requested = NULL", (reason, now, cp))
+            sets = (f"state = '{state}', state_reason = ?, attempts = max(0, attempts - 1), "
+                    "updated_at = ?, checkpoint = coalesce(?, checkpoint), "
+                    "preempt_requested = NULL")
+            params: tuple[Any, ...] = (reason, now, cp)
+            if delay > 0:  # otherwise its not_before stays as it was
+                sets += ", not_before = max(coalesce(not_before, 0), ?)"
+                params += (now + delay,)
+            self._finish_running(conn, task_id, owner, sets, params)
         return op
 
     def save_checkpoint(self, task_id: int, owner: str, checkpoint: dict[str, Any]) -> None:

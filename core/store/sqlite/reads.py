@@ -170,6 +170,11 @@ class SqliteReads(SqliteConnections):
         counts.update({r[0]: int(r[1]) for r in rows})
         return counts
 
+    def next_due(self) -> float | None:
+        """The earliest ``not_before`` among queued or suspended tasks (None: none waits)."""
+        row = self._reader().execute(sql.NEXT_DUE).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
+
     def status(self) -> QueueStatus:
         """Counts per state, backlog, oldest wait and busy shops, from indexes only."""
         conn = self._reader()

@@ -247,6 +247,9 @@ SHOP_PASSWORD = "SELECT password_enc FROM shops WHERE name = ?"
 
 STATE_COUNTS = "SELECT state, n FROM state_counts"
 
+NEXT_DUE = ("SELECT min(coalesce(not_before, 0)) FROM tasks "
+            "WHERE state IN ('queued', 'suspended')")
+
 TASK_CRASHES = "SELECT crashes FROM tasks WHERE id = ?"
 
 TASK_EVENTS = (
