@@ -97,6 +97,9 @@ if TYPE_CHECKING:
     from .queries import task_detail as task_detail
     from .queries import task_page as task_page
     from .queries import task_rows as task_rows
+
+    # --- #15 console: live counts from one read
+    from .queries import view_counts as view_counts
     from .selftest import run_self_test as run_self_test
     from .specs import TaskSpec as TaskSpec
     from .specs import parse_specs as parse_specs
@@ -226,6 +229,7 @@ _WHERE: dict[str, str] = {
     "run_self_test": ".selftest",
     "settings_from_dict": ".config",
     "shop_rows": ".queries",
+    "view_counts": ".queries",  # #15 console: live counts from one read
     "task_detail": ".queries",
     "task_page": ".queries",
     "task_rows": ".queries",

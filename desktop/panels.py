@@ -107,6 +107,8 @@ class TablePanel(QWidget):
         self.empty.setMargin(16)
         self.empty.hide()
         self.shortcut_text = ""
+        self.hovered = False
+        """The pointer is over this table's rows."""
         model.rowsInserted.connect(self._show_empty)
         model.rowsRemoved.connect(self._show_empty)
         model.modelReset.connect(self._show_empty)
@@ -203,6 +205,13 @@ class TablePanel(QWidget):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() in (QEvent.Type.FocusIn, QEvent.Type.MouseButtonPress):
             self.focused.emit()
+        if obj is self.view.viewport():
+            # The pointer over the rows: the window holds this table's order (no row moves
+            # under a click).
+            if event.type() == QEvent.Type.Enter:
+                self.hovered = True
+            elif event.type() in (QEvent.Type.Leave, QEvent.Type.Hide):
+                self.hovered = False
         return super().eventFilter(obj, event)
 
     def row_at_view(self, i: int) -> Any:

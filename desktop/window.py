@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
     QSplitter,
     QSystemTrayIcon,
     QToolBar,
+    QToolButton,
     QWidget,
 )
 
@@ -135,7 +136,11 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self._flows: list[str] = []
         self._focus_table: dict[str, str] = {}
         self._open_tickets = -1
+        self._badge_tip = ""
         self._detail_wanted = True
+        self.counts: dict[str, int] = {}
+        self._counts_busy = False
+        self._lost_seen: set[str] = set()
 
         # -- models
         store, reader = self.store, self.reader
@@ -226,6 +231,16 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self.statusBar().addPermanentWidget(self.status_alert)
         self.statusBar().addPermanentWidget(self.status_counts)
         self.statusBar().addPermanentWidget(self.status_engine)
+        # Live or held: the tables keep their order under the pointer and while a menu or
+        # dialog is open; the operator can hold them too.
+        self.live_button = QToolButton(self)
+        self.live_button.setObjectName("live-toggle")
+        self.live_button.setCheckable(True)
+        self.live_button.setChecked(True)
+        self.live_button.setAutoRaise(True)
+        self.live_button.setText(tr("live"))
+        self.live_button.toggled.connect(lambda _: self._refresh_visible())
+        self.statusBar().addPermanentWidget(self.live_button)
         self.tray: QSystemTrayIcon | None = None
         self.tray_menu = QMenu(self)
         self.tray_menu.setObjectName("tray-menu")
@@ -285,6 +300,7 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             self._bring_to_front()
 
     def _breaker_tripped(self, event: BreakerChanged) -> None:
+        self._update_badge(force=True)
         if event.state == "open":
             self.notify(tr("Breaker tripped"), tr("%1: %2", names.breaker(event.name),
                                                   event.reason))
@@ -313,10 +329,19 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
     def _tab_title(self, key: str) -> str:
         title = A.tab_names()[key]
         m = self.models.get(key)
+        live = self.counts.get(key)  # the poll's one counts read, shown or hidden
         if isinstance(m, TaskTableModel) and key != "history":
-            title += f" ({names.count(m.total)})"
+            if live is None:
+                title += f" ({names.count(m.total)})"
+            elif m.flt.empty:
+                title += f" ({names.count(live)})"
+            else:  # filtered: what the filter shows of all of them
+                title += f" ({names.count(m.total)}/{names.count(live)})"
         elif key in ("in_flight", "tickets"):
-            title += f" ({self.models[key].rowCount()})"
+            if live is None or (key == "tickets"
+                                and not self.panels["tickets"].current_filter().empty):
+                live = self.models[key].rowCount()
+            title += f" ({names.count(live)})"
         elif key == "workers":
             w = self.models["workers"]
             states = [getattr(w.snapshot(k), "state", "") for k in w.ids]
@@ -666,16 +691,40 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
 
     # -- tray badge ---------------------------------------------------------------------
 
+    def attention(self) -> dict[str, int]:
+        """What waits for a person: open tickets, quarantined tasks, lost workers, open
+        breakers (the tray badge counts them all)."""
+        c = self.counts
+        w = self.models["workers"]
+        lost = sum(1 for k in w.ids if getattr(w.snapshot(k), "state", "") == "lost")
+        b = self.stats.breakers if self.stats is not None else []
+        open_b = sum(1 for x in b if x.state.value == "open"
+                     and not (x.name == "*pool*" and x.manual))
+        return {"tickets": c.get("tickets", self.models["tickets"].rowCount()),
+                "quarantine": c.get("quarantine", 0), "lost": lost, "breakers": open_b}
+
+    def tray_tooltip(self) -> str:
+        a = self.attention()
+        c = self.counts
+        return "\n".join([
+            tr("ShopFleet"),
+            tr("queued %1 · running %2", names.count(c.get("pending", 0)),
+               names.count(c.get("in_flight", 0))),
+            tr("tickets %1 · quarantine %2", a["tickets"], a["quarantine"]),
+            tr("breakers open %1 · workers lost %2", a["breakers"], a["lost"])])
+
     def _update_badge(self, force: bool = False) -> None:
-        """The tray icon with the number of open tickets, and its tooltip."""
-        n = self.models["tickets"].rowCount() if "tickets" in self.models else 0
-        if n == self._open_tickets and not force:
+        """The tray icon with the number of things waiting for a person, and a tooltip
+        with the counts."""
+        n = sum(self.attention().values()) if "tickets" in self.models else 0
+        tip = self.tray_tooltip()
+        if n == self._open_tickets and tip == self._badge_tip and not force:
             return
-        self._open_tickets = n
+        self._open_tickets, self._badge_tip = n, tip
         if self.tray is None:
             return
         self.tray.setIcon(badge_icon(app_icon(), n))
-        self.tray.setToolTip(tr("ShopFleet: %1 open ticket(s)", n) if n else tr("ShopFleet"))
+        self.tray.setToolTip(tip)
 
     # -- layout memory and shutdown ----------------------------------------------------
 

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 
 from core import Changes, Engine, data_dir, save_settings
 
+from . import names
 from . import operations as ops
 from .actions import ActionRunner
 from .context import ConsoleContext
@@ -73,6 +74,34 @@ class CommandsMixin(_Base):
 
         return self.runner.command(what, all_of)
 
+    def _task_snapshot(self, task_id: int) -> Any:
+        """The row the operator sees for this task (the current view first)."""
+        order = [self.current_key(), "pending", "in_flight", "suspended", "quarantine",
+                 "history"]
+        for key in dict.fromkeys(order):
+            m = self.models.get(key)
+            if m is not None and key != "tickets":
+                snap = m.snapshot(task_id)
+                if snap is not None:
+                    return snap
+        for t in self.panels["tickets"].selected_rows() if "tickets" in self.panels else []:
+            if t is not None and t.task_id == task_id:
+                return t
+        return None
+
+    def task_label(self, task_id: int) -> str:
+        """The task as the operator knows it: its number, shop and type."""
+        snap = self._task_snapshot(task_id)
+        if snap is None:
+            return f"#{task_id}"
+        kind = getattr(snap, "type", None) or getattr(snap, "task_type", "")
+        return tr("#%1 (%2, %3)", task_id, snap.shop, names.task_type(kind))
+
+    def tasks_label(self, ids: Sequence[int], *, most: int = 3) -> str:
+        """The first few tasks named, then how many more."""
+        shown = ", ".join(self.task_label(i) for i in ids[:most])
+        return shown if len(ids) <= most else tr("%1 and %2 more", shown, len(ids) - most)
+
     def bump_selected(self) -> None:
         ids = self.selected_task_ids()
         if not ids:
@@ -80,8 +109,9 @@ class CommandsMixin(_Base):
         snap = self.models[self.current_key()].snapshot(ids[0]) \
             if self.current_key() in self.models else None
         dlg = BumpDialog(len(ids), snap.score if snap is not None else None, self)
+        what = tr("Change priority of %1", self.tasks_label(ids))
         dlg.accepted.connect(lambda: self._each(
-            tr("Change priority"), ids, lambda e, i: ops.bump(e, i, **dlg.values())))
+            what, ids, lambda e, i: ops.bump(e, i, **dlg.values())))
         self.dialog = dlg
         dlg.open()
 
@@ -89,23 +119,38 @@ class CommandsMixin(_Base):
         ids = self.selected_task_ids()
         if not ids:
             return
+        what = self.tasks_label(ids)
         box = QMessageBox(QMessageBox.Icon.Question, tr("Cancel tasks"),
-                          tr("Cancel %1 task(s)? Running ones stop at their next step.",
-                             len(ids)),
+                          tr("Cancel %1? Running ones stop at their next step.", what),
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
-        box.accepted.connect(lambda: self._each(tr("Cancel task"), ids,
+        box.accepted.connect(lambda: self._each(tr("Cancel %1", what), ids,
                                                 lambda e, i: ops.cancel(e, i)))
         self.last_confirm = box
         box.open()
 
     def retry_selected(self) -> None:
-        self._each(tr("Retry"), self.selected_task_ids(), lambda e, i: ops.retry(e, i))
+        ids = self.selected_task_ids()
+        self._each(tr("Retry %1", self.tasks_label(ids)), ids, lambda e, i: ops.retry(e, i))
 
     def preempt_selected(self) -> None:
-        self._each(tr("Preempt"), self.selected_task_ids(), lambda e, i: ops.preempt(e, i))
+        """Preempt after a confirmation naming the tasks (a preempted task gives up its
+        browser at the next safe step)."""
+        ids = self.selected_task_ids()
+        if not ids:
+            return
+        what = self.tasks_label(ids)
+        box = QMessageBox(QMessageBox.Icon.Question, tr("Preempt tasks"),
+                          tr("Preempt %1? It stops at its next safe step and waits in "
+                             "Suspended.", what),
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.accepted.connect(lambda: self._each(tr("Preempt %1", what), ids,
+                                                lambda e, i: ops.preempt(e, i)))
+        self.last_confirm = box
+        box.open()
 
     def release_selected(self) -> None:
-        self._each(tr("Release from quarantine"), self.selected_task_ids(),
+        ids = self.selected_task_ids()
+        self._each(tr("Release %1 from quarantine", self.tasks_label(ids)), ids,
                    lambda e, i: ops.release(e, i))
 
     def pause_shops(self, paused: bool) -> None:

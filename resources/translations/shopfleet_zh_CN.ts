@@ -723,6 +723,10 @@
         <translation>%1：完成</translation>
     </message>
     <message>
+        <source>live</source>
+        <translation>实时</translation>
+    </message>
+    <message>
         <source>Engine problem: %1</source>
         <translation>引擎问题：%1</translation>
     </message>
@@ -785,8 +789,16 @@ Store: %2</source>
 存储：%2</translation>
     </message>
     <message>
-        <source>ShopFleet: %1 open ticket(s)</source>
-        <translation>ShopFleet：%1 个待处理工单</translation>
+        <source>queued %1 · running %2</source>
+        <translation>排队 %1 · 运行中 %2</translation>
+    </message>
+    <message>
+        <source>tickets %1 · quarantine %2</source>
+        <translation>工单 %1 · 隔离 %2</translation>
+    </message>
+    <message>
+        <source>breakers open %1 · workers lost %2</source>
+        <translation>熔断 %1 · 失联工作进程 %2</translation>
     </message>
     <message>
         <source>ShopFleet</source>
@@ -795,6 +807,30 @@ Store: %2</source>
     <message>
         <source>ALL PAUSED: no new task starts (Tasks → Resume all)</source>
         <translation>已全部暂停：不会启动新任务（任务 → 全部恢复）</translation>
+    </message>
+    <message>
+        <source>Worker lost</source>
+        <translation>工作进程失联</translation>
+    </message>
+    <message>
+        <source>%1 stopped answering; its tasks go back to the queue</source>
+        <translation>%1 已无响应；它的任务回到队列</translation>
+    </message>
+    <message>
+        <source>Task quarantined</source>
+        <translation>任务已隔离</translation>
+    </message>
+    <message>
+        <source>Task #%1 (%2) is in quarantine: %3</source>
+        <translation>任务 #%1（%2）已隔离：%3</translation>
+    </message>
+    <message>
+        <source>held while a menu or dialog is open</source>
+        <translation>菜单或对话框打开时保持不动</translation>
+    </message>
+    <message>
+        <source>held under the pointer</source>
+        <translation>鼠标在表格上，保持不动</translation>
     </message>
     <message>
         <source>queued %1 · running %2/%3 · tickets %4 · done/min %5 · failed/min %6 · oldest wait %7</source>
@@ -1169,16 +1205,48 @@ Store: %2</source>
         <translation>限速与熔断</translation>
     </message>
     <message>
-        <source>Change priority</source>
-        <translation>调整优先级</translation>
-    </message>
-    <message>
         <source>Cancel tasks</source>
         <translation>取消任务</translation>
     </message>
     <message>
-        <source>Cancel %1 task(s)? Running ones stop at their next step.</source>
-        <translation>取消 %1 个任务？正在运行的任务会在下一步停止。</translation>
+        <source>#%1 (%2, %3)</source>
+        <translation>#%1（%2，%3）</translation>
+    </message>
+    <message>
+        <source>%1 and %2 more</source>
+        <translation>%1 等另外 %2 个</translation>
+    </message>
+    <message>
+        <source>Change priority of %1</source>
+        <translation>调整 %1 的优先级</translation>
+    </message>
+    <message>
+        <source>Cancel %1? Running ones stop at their next step.</source>
+        <translation>取消 %1？运行中的任务会在下一步停止。</translation>
+    </message>
+    <message>
+        <source>Cancel %1</source>
+        <translation>取消 %1</translation>
+    </message>
+    <message>
+        <source>Retry %1</source>
+        <translation>重试 %1</translation>
+    </message>
+    <message>
+        <source>Preempt tasks</source>
+        <translation>抢占任务</translation>
+    </message>
+    <message>
+        <source>Preempt %1? It stops at its next safe step and waits in Suspended.</source>
+        <translation>抢占 %1？它会在下一个安全步骤停下，在“已挂起”中等待。</translation>
+    </message>
+    <message>
+        <source>Preempt %1</source>
+        <translation>抢占 %1</translation>
+    </message>
+    <message>
+        <source>Release %1 from quarantine</source>
+        <translation>将 %1 移出隔离</translation>
     </message>
     <message>
         <source>Submitted %1 task(s)</source>

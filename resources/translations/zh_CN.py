@@ -627,3 +627,28 @@ ZH_CN.update({
     "Beyond the most queued tasks, this share (0–1) more is kept for urgent tasks.":
         "在最多排队任务数之外，再按此比例（0–1）为紧急任务预留空间。",
 })
+# --- #15 console (live counts, held tables, named confirmations, notifications)
+ZH_CN.update({
+    "live": "实时",
+    "paused": "已暂停刷新",
+    "held while a menu or dialog is open": "菜单或对话框打开时保持不动",
+    "held under the pointer": "鼠标在表格上，保持不动",
+    "Worker lost": "工作进程失联",
+    "%1 stopped answering; its tasks go back to the queue": "%1 已无响应；它的任务回到队列",
+    "Task quarantined": "任务已隔离",
+    "Task #%1 (%2) is in quarantine: %3": "任务 #%1（%2）已隔离：%3",
+    "queued %1 · running %2": "排队 %1 · 运行中 %2",
+    "tickets %1 · quarantine %2": "工单 %1 · 隔离 %2",
+    "breakers open %1 · workers lost %2": "熔断 %1 · 失联工作进程 %2",
+    "#%1 (%2, %3)": "#%1（%2，%3）",
+    "%1 and %2 more": "%1 等另外 %2 个",
+    "Cancel %1? Running ones stop at their next step.": "取消 %1？运行中的任务会在下一步停止。",
+    "Cancel %1": "取消 %1",
+    "Retry %1": "重试 %1",
+    "Preempt tasks": "抢占任务",
+    "Preempt %1? It stops at its next safe step and waits in Suspended.":
+        "抢占 %1？它会在下一个安全步骤停下，在“已挂起”中等待。",
+    "Preempt %1": "抢占 %1",
+    "Release %1 from quarantine": "将 %1 移出隔离",
+    "Change priority of %1": "调整 %1 的优先级",
+})
