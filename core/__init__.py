@@ -101,6 +101,14 @@ if TYPE_CHECKING:
     # --- #15 console: live counts from one read
     from .queries import view_counts as view_counts
     from .selftest import run_self_test as run_self_test
+
+    # --- #15 console: shops from a list, passwords from the console
+    from .shop_import import RowError as RowError
+    from .shop_import import ShopImport as ShopImport
+    from .shop_import import ShopImportRow as ShopImportRow
+    from .shop_import import import_shops as import_shops
+    from .shop_import import read_shop_list as read_shop_list
+    from .shop_import import set_shop_password as set_shop_password
     from .specs import TaskSpec as TaskSpec
     from .specs import parse_specs as parse_specs
     from .store import AsyncStore as AsyncStore
@@ -230,6 +238,13 @@ _WHERE: dict[str, str] = {
     "settings_from_dict": ".config",
     "shop_rows": ".queries",
     "view_counts": ".queries",  # #15 console: live counts from one read
+    # --- #15 console: shops from a list, passwords from the console
+    "RowError": ".shop_import",
+    "ShopImport": ".shop_import",
+    "ShopImportRow": ".shop_import",
+    "import_shops": ".shop_import",
+    "read_shop_list": ".shop_import",
+    "set_shop_password": ".shop_import",
     "task_detail": ".queries",
     "task_page": ".queries",
     "task_rows": ".queries",

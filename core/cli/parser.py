@@ -20,6 +20,7 @@ from . import (
     run_flow,
     schema,
     selftest,
+    shop_import,
     shops,
     tickets,
     worker,
@@ -31,6 +32,7 @@ Registration = Callable[[Any, argparse.ArgumentParser], None]
 GROUPS: tuple[Registration, ...] = (
     queue.register,      # submit, status, tasks, task, bump, cancel, preempt
     shops.register,      # shops, shop add|set|set-password|pause|resume
+    shop_import.register,  # shop import (#15): after shops, whose group it joins
     tickets.register,    # tickets, ticket, answer, quarantine, release, kb, rules
     worker.register,     # worker, workers
     demo.register,       # demo, demo-site
