@@ -106,6 +106,7 @@ if TYPE_CHECKING:
     from .shop_import import RowError as RowError
     from .shop_import import ShopImport as ShopImport
     from .shop_import import ShopImportRow as ShopImportRow
+    from .shop_import import check_shop_table as check_shop_table
     from .shop_import import import_shops as import_shops
     from .shop_import import read_shop_list as read_shop_list
     from .shop_import import set_shop_password as set_shop_password
@@ -242,6 +243,7 @@ _WHERE: dict[str, str] = {
     "RowError": ".shop_import",
     "ShopImport": ".shop_import",
     "ShopImportRow": ".shop_import",
+    "check_shop_table": ".shop_import",
     "import_shops": ".shop_import",
     "read_shop_list": ".shop_import",
     "set_shop_password": ".shop_import",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import names
+from . import names, shops
 from .i18n import QT_TR_NOOP, tr
 from .models import Column, fmt_duration, fmt_in, fmt_time
 from .tickets import rule_signature
@@ -141,6 +141,9 @@ SHOPS = [
     Column("name", QT_TR_NOOP("Shop"), lambda r: r.name),
     Column("platform", QT_TR_NOOP("Platform"), lambda r: names.platform(r.platform)),
     Column("domain", QT_TR_NOOP("Site"), lambda r: r.domain),
+    Column("login", QT_TR_NOOP("Login name"), lambda r: getattr(r, "username", "")),
+    Column("password", QT_TR_NOOP("Password"), lambda r: shops.password_text(r),
+           tip=lambda r: shops.password_tip(r), icon=lambda r: shops.password_icon(r)),
     Column("paused", QT_TR_NOOP("Shop paused"), lambda r: tr("paused") if r.paused else ""),
     Column("dpaused", QT_TR_NOOP("Site paused"),
            lambda r: tr("paused") if r.domain_paused else ""),

@@ -61,14 +61,14 @@ from core import (
 
 from . import action_table as A
 from . import columns as C
-from . import names, palette
+from . import names, palette, shops
 from .actions import ActionRunner, ErrorPresenter
 from .bridge import EngineBridge
 from .context import ConsoleContext
 from .dashboard import Dashboard
 from .detail import DetailPane
 from .export import Table, table_of, to_tsv, write_table
-from .i18n import tr
+from .i18n import QT_TR_NOOP, tr
 from .inflight import InFlightRow
 from .models import (
     KeyedTableModel,
@@ -171,6 +171,9 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             if hasattr(model, "loaded"):
                 model.loaded.connect(self._update_titles)
             self.panels[name] = panel
+        # A shop without a password is flagged (icon, tooltip) and can be listed alone.
+        self.panels["shops"].add_only(QT_TR_NOOP("Only shops without a password"),
+                                      shops.without_password)
 
         # -- layout: the side list of views | the view | the task's detail
         self.nav = Navigation(A.VIEWS, self)

@@ -21,13 +21,12 @@ from core import (
     filter_choices,
     flow_names,
     metrics_series,
-    shop_rows,
     task_page,
     view_counts,
 )
 
 from . import columns as C
-from . import names
+from . import names, shops
 from .context import ConsoleContext
 from .dashboard import Dashboard
 from .detail import DetailPane
@@ -100,7 +99,7 @@ class RefreshMixin(_Base):
                                  type=flt.type if flt else "")
 
     async def _load_shops(self) -> list[Any]:
-        return await self.reader(shop_rows, self.store)
+        return await self.reader(shops.load_shop_lines, self.store)
 
     async def _load_workers(self) -> list[Any]:
         return await self.reader(self.store.workers)

@@ -183,6 +183,10 @@
         <translation>站点</translation>
     </message>
     <message>
+        <source>Login name</source>
+        <translation>登录名</translation>
+    </message>
+    <message>
         <source>Site paused</source>
         <translation>站点已暂停</translation>
     </message>
@@ -583,8 +587,8 @@
         <translation>还没有结束的任务。已完成、失败和已取消的任务会列在这里。</translation>
     </message>
     <message>
-        <source>No shops yet. Add one with the command line: shopfleet shop add NAME --platform pdd --url https://…</source>
-        <translation>还没有店铺。可用命令行添加：shopfleet shop add 店铺名 --platform pdd --url https://…</translation>
+        <source>No shops yet. Add one with Shops → Add shop… (%1), or import a list (CSV or XLSX) with Shops → Import shops….</source>
+        <translation>还没有店铺。用 店铺 → 添加店铺…（%1）添加，或用 店铺 → 导入店铺… 导入列表（CSV 或 XLSX）。</translation>
     </message>
     <message>
         <source>No rate limit has been used yet. Each site gets one when its first task runs; change it with Shops → Rate limit… (%1).</source>
@@ -719,8 +723,112 @@
         <translation>隐藏技术详情</translation>
     </message>
     <message>
+        <source>set</source>
+        <translation>已设置</translation>
+    </message>
+    <message>
+        <source>missing</source>
+        <translation>缺失</translation>
+    </message>
+    <message>
+        <source>The password is stored encrypted</source>
+        <translation>密码已加密保存</translation>
+    </message>
+    <message>
+        <source>No password: tasks that log in will fail. Shops → Set password…</source>
+        <translation>没有密码：需要登录的任务会失败。店铺 → 设置密码…</translation>
+    </message>
+    <message>
         <source>%1: done</source>
         <translation>%1：完成</translation>
+    </message>
+    <message>
+        <source>Edit shop %1</source>
+        <translation>编辑店铺 %1</translation>
+    </message>
+    <message>
+        <source>leave empty to keep the current one</source>
+        <translation>留空则保留当前密码</translation>
+    </message>
+    <message>
+        <source>none yet: tasks that log in will fail</source>
+        <translation>尚未设置：需要登录的任务会失败</translation>
+    </message>
+    <message>
+        <source>one per line, e.g. https://img.example.com</source>
+        <translation>每行一个，例如 https://img.example.com</translation>
+    </message>
+    <message>
+        <source>Seller-centre address</source>
+        <translation>商家后台地址</translation>
+    </message>
+    <message>
+        <source>Other allowed origins</source>
+        <translation>其他允许的来源</translation>
+    </message>
+    <message>
+        <source>Replace the password of %1</source>
+        <translation>更换 %1 的密码</translation>
+    </message>
+    <message>
+        <source>Set the password of %1</source>
+        <translation>设置 %1 的密码</translation>
+    </message>
+    <message>
+        <source>Again</source>
+        <translation>再输一次</translation>
+    </message>
+    <message>
+        <source>Stored encrypted with this store's key.</source>
+        <translation>使用此数据库的密钥加密保存。</translation>
+    </message>
+    <message>
+        <source>the two entries differ</source>
+        <translation>两次输入不一致</translation>
+    </message>
+    <message>
+        <source>Import shops from %1</source>
+        <translation>从 %1 导入店铺</translation>
+    </message>
+    <message>
+        <source>%1 shop(s) can be imported.</source>
+        <translation>可以导入 %1 个店铺。</translation>
+    </message>
+    <message>
+        <source>%1 of them have no password (flagged in the Shops view): %2</source>
+        <translation>其中 %1 个没有密码（在店铺视图中标出）：%2</translation>
+    </message>
+    <message>
+        <source>%1 row(s) have errors and are left out:</source>
+        <translation>%1 行有错误，不会导入：</translation>
+    </message>
+    <message>
+        <source>line %1: %2: %3</source>
+        <translation>第 %1 行：%2：%3</translation>
+    </message>
+    <message>
+        <source>Import %1 shop(s)</source>
+        <translation>导入 %1 个店铺</translation>
+    </message>
+    <message>
+        <source>Add shop %1</source>
+        <translation>添加店铺 %1</translation>
+    </message>
+    <message>
+        <source>Import shops</source>
+        <translation>导入店铺</translation>
+    </message>
+    <message>
+        <source>Shop lists (*.csv *.xlsx)</source>
+        <translation>店铺列表 (*.csv *.xlsx)</translation>
+    </message>
+    <message>
+        <source>%1 shop(s) imported</source>
+        <translation>已导入 %1 个店铺</translation>
+    </message>
+    <message>
+        <source>Only shops without a password</source>
+        <translation>只看没有密码的店铺</translation>
     </message>
     <message>
         <source>live</source>
@@ -1157,6 +1265,38 @@ Store: %2</source>
         <translation>删除所选规则</translation>
     </message>
     <message>
+        <source>Add shop…</source>
+        <translation>添加店铺…</translation>
+    </message>
+    <message>
+        <source>Register a shop: platform, address, login name, password</source>
+        <translation>登记店铺：平台、地址、登录名、密码</translation>
+    </message>
+    <message>
+        <source>Edit shop…</source>
+        <translation>编辑店铺…</translation>
+    </message>
+    <message>
+        <source>Change the selected shop's login name, allowed origins or password</source>
+        <translation>修改所选店铺的登录名、允许的来源或密码</translation>
+    </message>
+    <message>
+        <source>Set password…</source>
+        <translation>设置密码…</translation>
+    </message>
+    <message>
+        <source>Set or replace the selected shop's password (stored encrypted)</source>
+        <translation>设置或更换所选店铺的密码（加密保存）</translation>
+    </message>
+    <message>
+        <source>Import shops…</source>
+        <translation>导入店铺…</translation>
+    </message>
+    <message>
+        <source>Add the shops of a CSV or XLSX list (each row's errors shown first)</source>
+        <translation>从 CSV 或 XLSX 列表添加店铺（先列出每行的错误）</translation>
+    </message>
+    <message>
         <source>Pause site</source>
         <translation>暂停站点</translation>
     </message>
@@ -1329,10 +1469,6 @@ Store: %2</source>
         <translation>无法下载浏览器：这台电脑连不上下载服务器（没有网络，或被代理、防火墙拦截）。请联网后重试，或安装无需下载的 Google Chrome 或 Microsoft Edge。</translation>
     </message>
     <message>
-        <source>The base URL must start with http:// or https://, e.g. %1.</source>
-        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
-    </message>
-    <message>
         <source>Welcome to ShopFleet</source>
         <translation>欢迎使用 ShopFleet</translation>
     </message>
@@ -1383,6 +1519,10 @@ Store: %2</source>
     <message>
         <source>Password</source>
         <translation>密码</translation>
+    </message>
+    <message>
+        <source>The base URL must start with http:// or https://, e.g. %1.</source>
+        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
     </message>
     <message>
         <source>Flows</source>

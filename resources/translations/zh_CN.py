@@ -652,3 +652,47 @@ ZH_CN.update({
     "Release %1 from quarantine": "将 %1 移出隔离",
     "Change priority of %1": "调整 %1 的优先级",
 })
+# --- #15 console: shops (add, edit, password, import)
+ZH_CN.update({
+    "Login name": "登录名",
+    "No shops yet. Add one with Shops → Add shop… (%1), or import a list (CSV or XLSX) with "
+    "Shops → Import shops….": "还没有店铺。用 店铺 → 添加店铺…（%1）添加，或用 店铺 → 导入店铺… 导入列表（CSV 或 XLSX）。",
+    "set": "已设置",
+    "missing": "缺失",
+    "The password is stored encrypted": "密码已加密保存",
+    "No password: tasks that log in will fail. Shops → Set password…":
+        "没有密码：需要登录的任务会失败。店铺 → 设置密码…",
+    "Edit shop %1": "编辑店铺 %1",
+    "leave empty to keep the current one": "留空则保留当前密码",
+    "none yet: tasks that log in will fail": "尚未设置：需要登录的任务会失败",
+    "one per line, e.g. https://img.example.com": "每行一个，例如 https://img.example.com",
+    "Seller-centre address": "商家后台地址",
+    "Other allowed origins": "其他允许的来源",
+    "Replace the password of %1": "更换 %1 的密码",
+    "Set the password of %1": "设置 %1 的密码",
+    "Again": "再输一次",
+    "Stored encrypted with this store's key.": "使用此数据库的密钥加密保存。",
+    "the two entries differ": "两次输入不一致",
+    "Import shops from %1": "从 %1 导入店铺",
+    "%1 shop(s) can be imported.": "可以导入 %1 个店铺。",
+    "%1 of them have no password (flagged in the Shops view): %2":
+        "其中 %1 个没有密码（在店铺视图中标出）：%2",
+    "%1 row(s) have errors and are left out:": "%1 行有错误，不会导入：",
+    "line %1: %2: %3": "第 %1 行：%2：%3",
+    "Import %1 shop(s)": "导入 %1 个店铺",
+    "Add shop %1": "添加店铺 %1",
+    "Import shops": "导入店铺",
+    "Shop lists (*.csv *.xlsx)": "店铺列表 (*.csv *.xlsx)",
+    "%1 shop(s) imported": "已导入 %1 个店铺",
+    "Only shops without a password": "只看没有密码的店铺",
+    "Add shop…": "添加店铺…",
+    "Register a shop: platform, address, login name, password": "登记店铺：平台、地址、登录名、密码",
+    "Edit shop…": "编辑店铺…",
+    "Change the selected shop's login name, allowed origins or password":
+        "修改所选店铺的登录名、允许的来源或密码",
+    "Set password…": "设置密码…",
+    "Set or replace the selected shop's password (stored encrypted)": "设置或更换所选店铺的密码（加密保存）",
+    "Import shops…": "导入店铺…",
+    "Add the shops of a CSV or XLSX list (each row's errors shown first)":
+        "从 CSV 或 XLSX 列表添加店铺（先列出每行的错误）",
+})

@@ -4,8 +4,6 @@ notifications for quarantine, breakers and lost workers."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,20 +15,6 @@ from tests.gui.conftest import Run
 from tests.gui.test_console import pause_all_but, quick, select, show
 
 pytestmark = pytest.mark.gui
-
-
-@pytest.fixture
-def console(qtbot: Any, run: Run, store: SqliteStore, tmp_path: Path) -> Iterator[Any]:
-    """A console with no engine: only the store changes what it shows (deterministic)."""
-    from desktop.window import ConsoleContext, MainWindow
-
-    ctx = ConsoleContext(settings=store.settings, store=store, host=None,
-                         config_path=tmp_path / "shopfleet.toml")
-    w = MainWindow(ctx)
-    w.show()
-    yield w
-    run(w.shutdown(), timeout_ms=60_000)
-    w.deleteLater()
 
 
 def quarantine_one(store: SqliteStore) -> int:

@@ -81,7 +81,7 @@ def test_public_names_are_pinned() -> None:
         "pause_all", "all_paused",
         # the console (#15): live counts from one read
         "view_counts", "RowError", "ShopImport", "ShopImportRow", "import_shops",
-        "read_shop_list", "set_shop_password",
+        "read_shop_list", "set_shop_password", "check_shop_table",
     ]) == PUBLIC
     for name in PUBLIC:
         assert hasattr(core, name), name
