@@ -126,7 +126,7 @@ ACTIONS: list[ActionSpec] = [
                _keys(QKeySequence.StandardKey.Preferences, "Ctrl+,"), toolbar=True, section=1),
     ActionSpec("quit", QT_TR_NOOP("Quit"),
                QT_TR_NOOP("Stop the engine (running tasks save their place) and close"),
-               "file", lambda w: w.close(), _keys(QKeySequence.StandardKey.Quit, "Ctrl+Q"),
+               "file", lambda w: w.quit(), _keys(QKeySequence.StandardKey.Quit, "Ctrl+Q"),
                section=2),
     # Edit
     ActionSpec("copy", QT_TR_NOOP("Copy"),

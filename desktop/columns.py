@@ -89,7 +89,8 @@ IN_FLIGHT = [
            lambda r: tr("this console") if not r.remote else (r.worker or tr("elsewhere")),
            tip=lambda r: r.owner),
     Column("step", QT_TR_NOOP("Step"),
-           lambda r: (tr("%1 of %2", r.step + 1, r.steps) + (f" · {r.step_name}"
+           # 1-based as in the detail pane; a flow's last progress report is its end
+           lambda r: (tr("%1 of %2", min(r.step + 1, r.steps), r.steps) + (f" · {r.step_name}"
                                                              if r.step_name else ""))
            if r.steps else ("" if r.remote else tr("starting")),
            raw=lambda r: (r.step, r.steps)),

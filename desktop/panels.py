@@ -110,7 +110,7 @@ class TablePanel(QWidget):
         self.shortcut_text = ""
         self.hovered = False
         """The pointer is over this table's rows."""
-        self._only: list[tuple[QCheckBox, str]] = []
+        self._only: list[tuple[QCheckBox, str, str]] = []
         model.rowsInserted.connect(self._show_empty)
         model.rowsRemoved.connect(self._show_empty)
         model.modelReset.connect(self._show_empty)
@@ -167,25 +167,27 @@ class TablePanel(QWidget):
         self.set_choices(FilterChoices())
         self.retranslate()
 
-    def add_only(self, text: str, only: Callable[[Any], bool]) -> QCheckBox:
-        """A switch on the filter bar showing only the rows that meet ``only`` (``text``:
-        source words, translated when shown)."""
+    def add_only(self, text: str, only: Callable[[Any], bool], *, tip: str = "") -> QCheckBox:
+        """A switch on the filter bar showing only the rows that meet ``only`` (``text``,
+        ``tip``: source words, translated when shown; short: the bar fits 1024 px)."""
         assert self.proxy is not None, "task views filter in the store query"
         box = QCheckBox(self)
         box.setObjectName(f"only-{self.name}")
         box.toggled.connect(lambda on: self.proxy.set_only(only if on else None)
                             if self.proxy is not None else None)
-        self._only.append((box, text))
+        self._only.append((box, text, tip))
         bar = self._bar.layout()
         assert isinstance(bar, QHBoxLayout)
         bar.insertWidget(bar.count() - 1, box)
         box.setText(tr(text))
+        box.setToolTip(tr(tip) if tip else "")
         return box
 
     # -- text
     def retranslate(self) -> None:
-        for box, text in getattr(self, "_only", []):
+        for box, text, tip in getattr(self, "_only", []):
             box.setText(tr(text))
+            box.setToolTip(tr(tip) if tip else "")
         for label, text in zip(self._labels, (tr("Shop"), tr("Platform"), tr("Type")),
                                strict=True):
             label.setText(text)

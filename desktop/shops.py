@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 from core import (
     InvalidInput,
     Refused,
+    ShopFleetError,
     ShopImport,
     Store,
     check_shop_table,
@@ -136,7 +137,7 @@ class KeepsInput(QDialog):
         self.error.setText(text)
 
 
-def run_keeping_input[T](window: Any, dlg: KeepsInput, what: str,
+def run_keeping_input[T](window: Any, dlg: Any, what: str,
                       make: Callable[[], Awaitable[T]],
                       then: Callable[[T], None] | None = None) -> asyncio.Task[None]:
     """Run ``make()``; on success close ``dlg`` and call ``then``; a refusal (bad input, or
@@ -150,7 +151,7 @@ def run_keeping_input[T](window: Any, dlg: KeepsInput, what: str,
         except InvalidInput as exc:
             dlg.show_error(tr("%1: %2", exc.field, exc.reason) if exc.field else exc.reason)
             return
-        except Refused as exc:
+        except (Refused, ShopFleetError) as exc:  # core said no (backlog full, key…)
             dlg.show_error(str(exc))
             return
         except asyncio.CancelledError:
@@ -160,10 +161,10 @@ def run_keeping_input[T](window: Any, dlg: KeepsInput, what: str,
             window.presenter.present(exc, what=what)
             return
         dlg.busy = False
-        dlg.accept()
+        dlg.done(QDialog.DialogCode.Accepted)  # not accept(): a dialog's OK may run this
+        window.status_message(tr("%1: done", what))
         if then is not None:
             then(result)
-        window.status_message(tr("%1: done", what))
 
     task = asyncio.ensure_future(go())
     window._tasks.add(task)

@@ -172,8 +172,8 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
                 model.loaded.connect(self._update_titles)
             self.panels[name] = panel
         # A shop without a password is flagged (icon, tooltip) and can be listed alone.
-        self.panels["shops"].add_only(QT_TR_NOOP("Only shops without a password"),
-                                      shops.without_password)
+        self.panels["shops"].add_only(QT_TR_NOOP("No password"), shops.without_password,
+                                      tip=QT_TR_NOOP("Only shops without a password"))
 
         # -- layout: the side list of views | the view | the task's detail
         self.nav = Navigation(A.VIEWS, self)
@@ -738,6 +738,7 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             self.restoreGeometry(geo)
         else:
             self.resize(1400, 860)
+        self.place_on_screen()
         state = s.value("window/state")
         if state is not None:
             self.restoreState(state)
@@ -752,6 +753,32 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             p.restore_state(s)
         view = str(s.value("window/view", "pending"))
         self.show_tab(view if view in self.nav.keys else "pending")
+
+    def place_on_screen(self) -> None:
+        """Keep the window on a screen that exists now: a geometry saved on a bigger or
+        another monitor is fitted to the available area, and centred on the primary screen
+        when too little of it would show."""
+        frame = self.frameGeometry()
+        screens = QGuiApplication.screens()
+        primary = QGuiApplication.primaryScreen()
+        if primary is None:
+            return
+        best = max(screens, key=lambda sc: _overlap(sc.availableGeometry(), frame),
+                   default=primary)
+        area = best.availableGeometry()
+        visible = _overlap(area, frame)
+        if visible < 0.5 * max(1, frame.width() * frame.height()):
+            area = primary.availableGeometry()
+        width, height = min(self.width(), area.width()), min(self.height(), area.height())
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
+        if visible < 0.5 * max(1, frame.width() * frame.height()) or not area.contains(
+                self.frameGeometry()):
+            f = self.frameGeometry()
+            f.moveCenter(area.center())
+            f.moveLeft(max(area.left(), f.left()))
+            f.moveTop(max(area.top(), f.top()))
+            self.move(f.topLeft())
 
     def save_layout(self) -> None:
         s = QSettings()
@@ -769,6 +796,49 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             event.accept()
             return
         event.ignore()
+        if event.spontaneous() and not self._closing and self.ctx.host is not None:
+            # The window's close button: the operator may only want the window gone.
+            self.ask_close()
+            return
+        self.quit()
+
+    def ask_close(self) -> QMessageBox:
+        """Ask what closing means: stop automation and quit, keep it running (in the tray),
+        or cancel."""
+        box = QMessageBox(QMessageBox.Icon.Question, tr("Close ShopFleet"),
+                          tr("Stop automation and quit? Running tasks save their place and go "
+                             "back to the queue."), QMessageBox.StandardButton.NoButton, self)
+        box.setObjectName("close-prompt")
+        stop = box.addButton(tr("Stop automation and quit"),
+                             QMessageBox.ButtonRole.DestructiveRole)
+        keep = box.addButton(tr("Keep running in the tray") if self.tray is not None
+                             else tr("Keep running (minimise)"),
+                             QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(keep)
+
+        def chosen(button: Any) -> None:
+            if button is stop:
+                self.quit()
+            elif button is keep:
+                self.keep_running()
+
+        box.buttonClicked.connect(chosen)
+        self.last_confirm = box
+        box.open()
+        return box
+
+    def keep_running(self) -> None:
+        """Hide the window; the engine goes on (the tray brings the window back)."""
+        if self.tray is not None:
+            self.hide()
+            self.notify(tr("ShopFleet keeps running"),
+                        tr("Automation goes on; the tray icon brings the window back."))
+        else:
+            self.showMinimized()
+
+    def quit(self) -> None:
+        """Stop automation (running tasks save their place) and close, without asking."""
         if not self._closing:
             self._closing = True
             self.save_layout()
@@ -803,6 +873,12 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self._closed = True
         self.close()
         self.shut_down.emit()
+
+
+def _overlap(a: Any, b: Any) -> int:
+    """The area two rectangles share."""
+    r = a.intersected(b)
+    return max(0, r.width()) * max(0, r.height()) if not r.isEmpty() else 0
 
 
 @dataclass(frozen=True)

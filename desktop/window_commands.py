@@ -23,6 +23,7 @@ from .dialogs import BumpDialog, GateDialog, SettingsDialog, SubmitDialog
 from .i18n import install_language, save_language, saved_language, tr
 from .models import KeyedTableModel, ListTableModel, Reader, TaskTableModel
 from .panels import TablePanel
+from .shops import run_keeping_input
 from .ticket_dialog import TicketDialog, load_bundle
 from .tickets import TicketReads
 
@@ -184,10 +185,11 @@ class CommandsMixin(_Base):
 
         def go() -> None:
             name, rate, burst = dlg.values()
-            self.runner.command(tr("Rate limit"),
-                                lambda e: ops.set_gate_rate(e, name, rate, burst))
+            run_keeping_input(self, dlg, tr("Rate limit"), lambda: self.runner.engine(
+                lambda e: ops.set_gate_rate(e, name, rate, burst)),
+                then=lambda ch: self.runner.changed.emit(ch))
 
-        dlg.accepted.connect(go)
+        dlg.on_ok = go
         self.dialog = dlg
         dlg.open()
 
@@ -198,12 +200,16 @@ class CommandsMixin(_Base):
 
         def go() -> None:
             specs = dlg.specs
-            self.runner.command(tr("Submit tasks"), lambda e: ops.submit(e, specs),
-                                then=lambda ids: self.status_message(
-                                    tr("Submitted %1 task(s)", len(ids))))
-            self._mark(("pending",))
 
-        dlg.accepted.connect(go)
+            def done(ids: list[int]) -> None:
+                self._mark(("pending",))
+                self.status_message(tr("Submitted %1 task(s)", len(ids)))
+
+            run_keeping_input(self, dlg, tr("Submit tasks"),
+                              lambda: self.runner.engine(lambda e: ops.submit(e, specs)),
+                              then=done)
+
+        dlg.on_ok = go
         self.dialog = dlg
         dlg.open()
 

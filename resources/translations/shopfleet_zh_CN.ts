@@ -827,6 +827,10 @@
         <translation>已导入 %1 个店铺</translation>
     </message>
     <message>
+        <source>No password</source>
+        <translation>无密码</translation>
+    </message>
+    <message>
         <source>Only shops without a password</source>
         <translation>只看没有密码的店铺</translation>
     </message>
@@ -907,6 +911,34 @@ Store: %2</source>
     <message>
         <source>breakers open %1 · workers lost %2</source>
         <translation>熔断 %1 · 失联工作进程 %2</translation>
+    </message>
+    <message>
+        <source>Close ShopFleet</source>
+        <translation>关闭 ShopFleet</translation>
+    </message>
+    <message>
+        <source>Stop automation and quit? Running tasks save their place and go back to the queue.</source>
+        <translation>停止自动化并退出？运行中的任务会保存进度并回到队列。</translation>
+    </message>
+    <message>
+        <source>Stop automation and quit</source>
+        <translation>停止自动化并退出</translation>
+    </message>
+    <message>
+        <source>Keep running in the tray</source>
+        <translation>在托盘中继续运行</translation>
+    </message>
+    <message>
+        <source>Keep running (minimise)</source>
+        <translation>继续运行（最小化）</translation>
+    </message>
+    <message>
+        <source>ShopFleet keeps running</source>
+        <translation>ShopFleet 仍在运行</translation>
+    </message>
+    <message>
+        <source>Automation goes on; the tray icon brings the window back.</source>
+        <translation>自动化继续进行；点击托盘图标可重新打开窗口。</translation>
     </message>
     <message>
         <source>ShopFleet</source>

@@ -696,3 +696,15 @@ ZH_CN.update({
     "Add the shops of a CSV or XLSX list (each row's errors shown first)":
         "从 CSV 或 XLSX 列表添加店铺（先列出每行的错误）",
 })
+# --- #15 console: details (closing asks, the shops filter)
+ZH_CN.update({
+    "No password": "无密码",
+    "Close ShopFleet": "关闭 ShopFleet",
+    "Stop automation and quit? Running tasks save their place and go back to the queue.":
+        "停止自动化并退出？运行中的任务会保存进度并回到队列。",
+    "Stop automation and quit": "停止自动化并退出",
+    "Keep running in the tray": "在托盘中继续运行",
+    "Keep running (minimise)": "继续运行（最小化）",
+    "ShopFleet keeps running": "ShopFleet 仍在运行",
+    "Automation goes on; the tray icon brings the window back.": "自动化继续进行；点击托盘图标可重新打开窗口。",
+})

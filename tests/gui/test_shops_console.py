@@ -115,7 +115,8 @@ def test_set_and_replace_a_password_and_edit_a_shop(
     edit.username.setText("bare-user")
     edit.origins.setPlainText("https://img.pdd.example")
     ok(edit)
-    run.until(lambda: store.shop("bare").username == "bare-user")
+    run.until(lambda: not edit.isVisible())                      # closed once all is saved
+    assert store.shop("bare").username == "bare-user"
     assert list(store.shop("bare").allowed_origins) == ["https://img.pdd.example:443"]
     assert decrypt_password(store.shop_password_enc("bare")) == "one"  # kept (left empty)
 
