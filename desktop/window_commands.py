@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 
-from core import Changes, Engine, data_dir, save_settings
+from core import Changes, Engine, save_settings
 
 from . import names
 from . import operations as ops
@@ -26,11 +25,6 @@ from .panels import TablePanel
 from .shops import run_keeping_input
 from .ticket_dialog import TicketDialog, load_bundle
 from .tickets import TicketReads
-
-
-def default_config_path() -> Path:
-    return data_dir() / "shopfleet.toml"
-
 
 if TYPE_CHECKING:
     _Base = QMainWindow  # the checker sees the window this is mixed into
@@ -243,8 +237,11 @@ class CommandsMixin(_Base):
         self._answer_all([ticket_id], action, note, make_rule)
 
     def open_settings(self) -> None:
-        path = self.ctx.config_path or default_config_path()
-        dlg = SettingsDialog(self.ctx.settings, language=saved_language(), path=str(path),
+        # Only the file this console was started with (the demo's is in its own folder); a
+        # console without one never falls back to the operator's default file.
+        path = self.ctx.config_path
+        dlg = SettingsDialog(self.ctx.settings, language=saved_language(),
+                             path=str(path) if path is not None else tr("(not saved)"),
                              parent=self)
 
         def go() -> None:
@@ -255,6 +252,10 @@ class CommandsMixin(_Base):
                 install_language(lang)
             if dlg.settings is not None and dlg.settings != self.ctx.settings:
                 chosen = dlg.settings
+                if path is None:
+                    self.status_message(tr("Settings not saved: this console has no "
+                                           "configuration file"))
+                    return
 
                 async def write() -> None:
                     await asyncio.to_thread(save_settings, chosen, path)

@@ -1433,6 +1433,14 @@ Store: %2</source>
         <translation>处理工单</translation>
     </message>
     <message>
+        <source>(not saved)</source>
+        <translation>（不保存）</translation>
+    </message>
+    <message>
+        <source>Settings not saved: this console has no configuration file</source>
+        <translation>设置未保存：此控制台没有配置文件</translation>
+    </message>
+    <message>
         <source>Save settings</source>
         <translation>保存设置</translation>
     </message>

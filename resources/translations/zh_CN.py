@@ -708,3 +708,8 @@ ZH_CN.update({
     "ShopFleet keeps running": "ShopFleet 仍在运行",
     "Automation goes on; the tray icon brings the window back.": "自动化继续进行；点击托盘图标可重新打开窗口。",
 })
+# --- #15 console: settings isolation
+ZH_CN.update({
+    "(not saved)": "（不保存）",
+    "Settings not saved: this console has no configuration file": "设置未保存：此控制台没有配置文件",
+})
