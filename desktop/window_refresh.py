@@ -144,7 +144,8 @@ class RefreshMixin(_Base):
 
     def _show_in_flight(self) -> None:
         """This engine's tasks as it sees them, then the ones other workers run."""
-        if self.current_key() == "in_flight" and self.hold_reason():
+        if self.current_key() == "in_flight" and self.hold_reason() and \
+                self.models["in_flight"].rowCount() > 0:
             return  # the next snapshot after the hold redraws it
         self.models["in_flight"].set_rows(
             merge_in_flight(self._local_running, self._remote_running))
@@ -222,8 +223,8 @@ class RefreshMixin(_Base):
         self._show_live(held)
         for name in self._visible_models():
             m = self.models.get(name)
-            if held and name in self.panels:
-                continue  # stays stale: refreshed when the hold ends
+            if held and name in self.panels and m is not None and m.rowCount() > 0:
+                continue  # stays stale: refreshed when the hold ends (an empty one loads)
             if isinstance(m, TaskTableModel | ListTableModel) and m.stale:
                 if name == "shops":  # counts over a big queue: at most every 2 s
                     if now < self._shops_next:

@@ -88,6 +88,13 @@ def test_a_table_under_the_pointer_does_not_reorder(
     QApplication.sendEvent(viewport, QEvent(QEvent.Type.Leave))
     run.until(lambda: model.row_at(0).id == b)        # the hold ends: the new order shows
     assert console.live_button.text() == "live"
+    # A table never read loads even under the pointer (the hold is against reordering).
+    shops_view = console.panels["shops"].view.viewport()
+    console.show_tab("shops")
+    QApplication.sendEvent(shops_view, QEvent(QEvent.Type.Enter))
+    run.until(lambda: console.models["shops"].rowCount() > 0)
+    QApplication.sendEvent(shops_view, QEvent(QEvent.Type.Leave))
+    console.show_tab("pending")
     # The operator's own pause holds it too, with the toggle saying so.
     console.live_button.setChecked(False)
     assert console.live_button.text() == "paused"
