@@ -115,6 +115,7 @@ if TYPE_CHECKING:
     from .queries import task_detail as task_detail
     from .queries import task_page as task_page
     from .queries import task_rows as task_rows
+    from .queries import view_counts as view_counts
     from .recorder import RecordedFlow as RecordedFlow
     from .recorder import ShopLogin as ShopLogin
     from .recorder import record_flow as record_flow
@@ -126,6 +127,13 @@ if TYPE_CHECKING:
     from .selectors import normalize_tags as normalize_tags
     from .selectors import select_shops as select_shops
     from .selftest import run_self_test as run_self_test
+    from .shop_import import RowError as RowError
+    from .shop_import import ShopImport as ShopImport
+    from .shop_import import ShopImportRow as ShopImportRow
+    from .shop_import import check_shop_table as check_shop_table
+    from .shop_import import import_shops as import_shops
+    from .shop_import import read_shop_list as read_shop_list
+    from .shop_import import set_shop_password as set_shop_password
     from .specs import TaskSpec as TaskSpec
     from .specs import parse_specs as parse_specs
     from .store import AsyncStore as AsyncStore
@@ -309,6 +317,15 @@ _WHERE: dict[str, str] = {
     "check_write_safety": ".tickets",
     "default_answer": ".tickets",
     "describe_rule": ".tickets",
+    # --- #15 console: live counts, shop import
+    "view_counts": ".queries",
+    "RowError": ".shop_import",
+    "ShopImport": ".shop_import",
+    "ShopImportRow": ".shop_import",
+    "check_shop_table": ".shop_import",
+    "import_shops": ".shop_import",
+    "read_shop_list": ".shop_import",
+    "set_shop_password": ".shop_import",
 }
 
 from .version import __version__  # noqa: E402  (one place, also for the self-test)

@@ -17,6 +17,7 @@ from typing import Any
 
 from PySide6.QtGui import QKeySequence
 
+from . import shops
 from .i18n import QT_TR_NOOP, tr
 
 TASK_PANELS = ("pending", "in_flight", "suspended", "quarantine", "history", "scheduled")
@@ -98,7 +99,7 @@ class ActionSpec:
     text: str
     tip: str
     menu: str
-    handler: Callable[[Any], None]
+    handler: Callable[[Any], object]
     shortcut: Callable[[], QKeySequence] = _none
     enabled: Callable[[Selection], bool] = _always
     toolbar: bool = False
@@ -126,7 +127,7 @@ ACTIONS: list[ActionSpec] = [
                _keys(QKeySequence.StandardKey.Preferences, "Ctrl+,"), toolbar=True, section=1),
     ActionSpec("quit", QT_TR_NOOP("Quit"),
                QT_TR_NOOP("Stop the engine (running tasks save their place) and close"),
-               "file", lambda w: w.close(), _keys(QKeySequence.StandardKey.Quit, "Ctrl+Q"),
+               "file", lambda w: w.quit(), _keys(QKeySequence.StandardKey.Quit, "Ctrl+Q"),
                section=2),
     # Edit
     ActionSpec("copy", QT_TR_NOOP("Copy"),
@@ -200,7 +201,21 @@ ACTIONS: list[ActionSpec] = [
                                                                      "rules"),
                "tickets", lambda w: w.delete_rules(), _keys("Ctrl+Shift+Del"),
                lambda s: s.engine and s.rules, section=1),
-    # Shops
+    # Shops (#15: add, edit, password, import)
+    ActionSpec("add_shop", QT_TR_NOOP("Add shop…"),
+               QT_TR_NOOP("Register a shop: platform, address, login name, password"), "shops",
+               lambda w: shops.add_shop(w), _keys("Ctrl+Shift+N"), section=2),
+    ActionSpec("edit_shop", QT_TR_NOOP("Edit shop…"),
+               QT_TR_NOOP("Change the selected shop's login name, allowed origins or password"),
+               "shops", lambda w: shops.edit_shop(w), _none,
+               lambda s: s.tab == "shops" and s.shops, section=2),
+    ActionSpec("set_password", QT_TR_NOOP("Set password…"),
+               QT_TR_NOOP("Set or replace the selected shop's password (stored encrypted)"),
+               "shops", lambda w: shops.set_password(w), _none,
+               lambda s: s.tab == "shops" and s.shops, section=2),
+    ActionSpec("import_shops", QT_TR_NOOP("Import shops…"),
+               QT_TR_NOOP("Add the shops of a CSV or XLSX list (each row's errors shown first)"),
+               "shops", lambda w: shops.import_file_dialog(w), _none, section=2),
     ActionSpec("pause_shop", QT_TR_NOOP("Pause shop"),
                QT_TR_NOOP("Stop starting tasks of the selected shop"), "shops",
                lambda w: w.pause_shops(True), _keys("Ctrl+Shift+P"),
@@ -281,7 +296,8 @@ CONTEXT_MENUS: dict[str, list[str | None]] = {
     "quarantine": ["release", "bump", "cancel"],
     "tickets": ["answer", "cancel", None, "pause_shop"],
     "history": ["retry"],
-    "shops": ["pause_shop", "resume_shop", "pause_domain", "resume_domain"],
+    "shops": ["pause_shop", "resume_shop", "pause_domain", "resume_domain", None, "edit_shop",
+              "set_password", "add_shop", "import_shops"],
     "gates": ["gate_rate"],
     "breakers": ["breaker_open", "breaker_close"],
     "kb": [],

@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
     QSplitter,
     QSystemTrayIcon,
     QToolBar,
+    QToolButton,
     QWidget,
 )
 
@@ -61,14 +62,14 @@ from core import (
 
 from . import action_table as A
 from . import columns as C
-from . import names, palette
+from . import names, palette, shops
 from .actions import ActionRunner, ErrorPresenter
 from .bridge import EngineBridge
 from .context import ConsoleContext
 from .dashboard import Dashboard
 from .detail import DetailPane
 from .export import Table, table_of, to_tsv, write_table
-from .i18n import tr
+from .i18n import QT_TR_NOOP, tr
 from .inflight import InFlightRow
 from .models import (
     KeyedTableModel,
@@ -139,7 +140,11 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self._flows: list[str] = []
         self._focus_table: dict[str, str] = {}
         self._open_tickets = -1
+        self._badge_tip = ""
         self._detail_wanted = True
+        self.counts: dict[str, int] = {}
+        self._counts_busy = False
+        self._lost_seen: set[str] = set()
 
         # -- models
         store, reader = self.store, self.reader
@@ -171,6 +176,9 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             if hasattr(model, "loaded"):
                 model.loaded.connect(self._update_titles)
             self.panels[name] = panel
+        # A shop without a password is flagged (icon, tooltip) and can be listed alone.
+        self.panels["shops"].add_only(QT_TR_NOOP("No password"), shops.without_password,
+                                      tip=QT_TR_NOOP("Only shops without a password"))
 
         # -- layout: the side list of views | the view | the task's detail
         self.nav = Navigation(A.VIEWS, self)
@@ -245,6 +253,16 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self.statusBar().addPermanentWidget(self.status_alert)
         self.statusBar().addPermanentWidget(self.status_counts)
         self.statusBar().addPermanentWidget(self.status_engine)
+        # Live or held: the tables keep their order under the pointer and while a menu or
+        # dialog is open; the operator can hold them too.
+        self.live_button = QToolButton(self)
+        self.live_button.setObjectName("live-toggle")
+        self.live_button.setCheckable(True)
+        self.live_button.setChecked(True)
+        self.live_button.setAutoRaise(True)
+        self.live_button.setText(tr("live"))
+        self.live_button.toggled.connect(lambda _: self._refresh_visible())
+        self.statusBar().addPermanentWidget(self.live_button)
         self.tray: QSystemTrayIcon | None = None
         self.tray_menu = QMenu(self)
         self.tray_menu.setObjectName("tray-menu")
@@ -315,6 +333,7 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             self._bring_to_front()
 
     def _breaker_tripped(self, event: BreakerChanged) -> None:
+        self._update_badge(force=True)
         if event.state == "open":
             self.notify(tr("Breaker tripped"), tr("%1: %2", names.breaker(event.name),
                                                   event.reason))
@@ -343,10 +362,19 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
     def _tab_title(self, key: str) -> str:
         title = A.tab_names()[key]
         m = self.models.get(key)
+        live = self.counts.get(key)  # the poll's one counts read, shown or hidden
         if isinstance(m, TaskTableModel) and key != "history":
-            title += f" ({names.count(m.total)})"
+            if live is None:
+                title += f" ({names.count(m.total)})"
+            elif m.flt.empty:
+                title += f" ({names.count(live)})"
+            else:  # filtered: what the filter shows of all of them
+                title += f" ({names.count(m.total)}/{names.count(live)})"
         elif key in ("in_flight", "tickets"):
-            title += f" ({self.models[key].rowCount()})"
+            if live is None or (key == "tickets"
+                                and not self.panels["tickets"].current_filter().empty):
+                live = self.models[key].rowCount()
+            title += f" ({names.count(live)})"
         elif key == "workers":
             w = self.models["workers"]
             states = [getattr(w.snapshot(k), "state", "") for k in w.ids]
@@ -697,16 +725,40 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
 
     # -- tray badge ---------------------------------------------------------------------
 
+    def attention(self) -> dict[str, int]:
+        """What waits for a person: open tickets, quarantined tasks, lost workers, open
+        breakers (the tray badge counts them all)."""
+        c = self.counts
+        w = self.models["workers"]
+        lost = sum(1 for k in w.ids if getattr(w.snapshot(k), "state", "") == "lost")
+        b = self.stats.breakers if self.stats is not None else []
+        open_b = sum(1 for x in b if x.state.value == "open"
+                     and not (x.name == "*pool*" and x.manual))
+        return {"tickets": c.get("tickets", self.models["tickets"].rowCount()),
+                "quarantine": c.get("quarantine", 0), "lost": lost, "breakers": open_b}
+
+    def tray_tooltip(self) -> str:
+        a = self.attention()
+        c = self.counts
+        return "\n".join([
+            tr("ShopFleet"),
+            tr("queued %1 · running %2", names.count(c.get("pending", 0)),
+               names.count(c.get("in_flight", 0))),
+            tr("tickets %1 · quarantine %2", a["tickets"], a["quarantine"]),
+            tr("breakers open %1 · workers lost %2", a["breakers"], a["lost"])])
+
     def _update_badge(self, force: bool = False) -> None:
-        """The tray icon with the number of open tickets, and its tooltip."""
-        n = self.models["tickets"].rowCount() if "tickets" in self.models else 0
-        if n == self._open_tickets and not force:
+        """The tray icon with the number of things waiting for a person, and a tooltip
+        with the counts."""
+        n = sum(self.attention().values()) if "tickets" in self.models else 0
+        tip = self.tray_tooltip()
+        if n == self._open_tickets and tip == self._badge_tip and not force:
             return
-        self._open_tickets = n
+        self._open_tickets, self._badge_tip = n, tip
         if self.tray is None:
             return
         self.tray.setIcon(badge_icon(app_icon(), n))
-        self.tray.setToolTip(tr("ShopFleet: %1 open ticket(s)", n) if n else tr("ShopFleet"))
+        self.tray.setToolTip(tip)
 
     # -- layout memory and shutdown ----------------------------------------------------
 
@@ -717,6 +769,7 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             self.restoreGeometry(geo)
         else:
             self.resize(1400, 860)
+        self.place_on_screen()
         state = s.value("window/state")
         if state is not None:
             self.restoreState(state)
@@ -731,6 +784,32 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             p.restore_state(s)
         view = str(s.value("window/view", "pending"))
         self.show_tab(view if view in self.nav.keys else "pending")
+
+    def place_on_screen(self) -> None:
+        """Keep the window on a screen that exists now: a geometry saved on a bigger or
+        another monitor is fitted to the available area, and centred on the primary screen
+        when too little of it would show."""
+        frame = self.frameGeometry()
+        screens = QGuiApplication.screens()
+        primary = QGuiApplication.primaryScreen()
+        if primary is None:
+            return
+        best = max(screens, key=lambda sc: _overlap(sc.availableGeometry(), frame),
+                   default=primary)
+        area = best.availableGeometry()
+        visible = _overlap(area, frame)
+        if visible < 0.5 * max(1, frame.width() * frame.height()):
+            area = primary.availableGeometry()
+        width, height = min(self.width(), area.width()), min(self.height(), area.height())
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
+        if visible < 0.5 * max(1, frame.width() * frame.height()) or not area.contains(
+                self.frameGeometry()):
+            f = self.frameGeometry()
+            f.moveCenter(area.center())
+            f.moveLeft(max(area.left(), f.left()))
+            f.moveTop(max(area.top(), f.top()))
+            self.move(f.topLeft())
 
     def save_layout(self) -> None:
         s = QSettings()
@@ -748,6 +827,49 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
             event.accept()
             return
         event.ignore()
+        if event.spontaneous() and not self._closing and self.ctx.host is not None:
+            # The window's close button: the operator may only want the window gone.
+            self.ask_close()
+            return
+        self.quit()
+
+    def ask_close(self) -> QMessageBox:
+        """Ask what closing means: stop automation and quit, keep it running (in the tray),
+        or cancel."""
+        box = QMessageBox(QMessageBox.Icon.Question, tr("Close ShopFleet"),
+                          tr("Stop automation and quit? Running tasks save their place and go "
+                             "back to the queue."), QMessageBox.StandardButton.NoButton, self)
+        box.setObjectName("close-prompt")
+        stop = box.addButton(tr("Stop automation and quit"),
+                             QMessageBox.ButtonRole.DestructiveRole)
+        keep = box.addButton(tr("Keep running in the tray") if self.tray is not None
+                             else tr("Keep running (minimise)"),
+                             QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(keep)
+
+        def chosen(button: Any) -> None:
+            if button is stop:
+                self.quit()
+            elif button is keep:
+                self.keep_running()
+
+        box.buttonClicked.connect(chosen)
+        self.last_confirm = box
+        box.open()
+        return box
+
+    def keep_running(self) -> None:
+        """Hide the window; the engine goes on (the tray brings the window back)."""
+        if self.tray is not None:
+            self.hide()
+            self.notify(tr("ShopFleet keeps running"),
+                        tr("Automation goes on; the tray icon brings the window back."))
+        else:
+            self.showMinimized()
+
+    def quit(self) -> None:
+        """Stop automation (running tasks save their place) and close, without asking."""
         if not self._closing:
             self._closing = True
             self.save_layout()
@@ -782,6 +904,12 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self._closed = True
         self.close()
         self.shut_down.emit()
+
+
+def _overlap(a: Any, b: Any) -> int:
+    """The area two rectangles share."""
+    r = a.intersected(b)
+    return max(0, r.width()) * max(0, r.height()) if not r.isEmpty() else 0
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from . import (
     schema,
     search,
     selftest,
+    shop_import,
     shops,
     takeover,
     tickets,
@@ -37,6 +38,8 @@ Registration = Callable[[Any, argparse.ArgumentParser], None]
 GROUPS: tuple[Registration, ...] = (
     queue.register,      # submit, status, tasks, task, bump, cancel, preempt
     shops.register,      # shops, shop add|set|set-password|pause|resume|tag|untag
+    shops.register,      # shops, shop add|set|set-password|pause|resume
+    shop_import.register,  # shop import (#15): after shops, whose group it joins
     tickets.register,    # tickets, ticket, answer, quarantine, release, kb, rules
     worker.register,     # worker, workers
     demo.register,       # demo, demo-site

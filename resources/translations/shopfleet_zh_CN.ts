@@ -191,6 +191,10 @@
         <translation>标签</translation>
     </message>
     <message>
+        <source>Login name</source>
+        <translation>登录名</translation>
+    </message>
+    <message>
         <source>Site paused</source>
         <translation>站点已暂停</translation>
     </message>
@@ -591,8 +595,8 @@
         <translation>还没有结束的任务。已完成、失败和已取消的任务会列在这里。</translation>
     </message>
     <message>
-        <source>No shops yet. Add one with the command line: shopfleet shop add NAME --platform pdd --url https://…</source>
-        <translation>还没有店铺。可用命令行添加：shopfleet shop add 店铺名 --platform pdd --url https://…</translation>
+        <source>No shops yet. Add one with Shops → Add shop… (%1), or import a list (CSV or XLSX) with Shops → Import shops….</source>
+        <translation>还没有店铺。用 店铺 → 添加店铺…（%1）添加，或用 店铺 → 导入店铺… 导入列表（CSV 或 XLSX）。</translation>
     </message>
     <message>
         <source>No rate limit has been used yet. Each site gets one when its first task runs; change it with Shops → Rate limit… (%1).</source>
@@ -727,8 +731,120 @@
         <translation>隐藏技术详情</translation>
     </message>
     <message>
+        <source>set</source>
+        <translation>已设置</translation>
+    </message>
+    <message>
+        <source>missing</source>
+        <translation>缺失</translation>
+    </message>
+    <message>
+        <source>The password is stored encrypted</source>
+        <translation>密码已加密保存</translation>
+    </message>
+    <message>
+        <source>No password: tasks that log in will fail. Shops → Set password…</source>
+        <translation>没有密码：需要登录的任务会失败。店铺 → 设置密码…</translation>
+    </message>
+    <message>
         <source>%1: done</source>
         <translation>%1：完成</translation>
+    </message>
+    <message>
+        <source>Edit shop %1</source>
+        <translation>编辑店铺 %1</translation>
+    </message>
+    <message>
+        <source>leave empty to keep the current one</source>
+        <translation>留空则保留当前密码</translation>
+    </message>
+    <message>
+        <source>none yet: tasks that log in will fail</source>
+        <translation>尚未设置：需要登录的任务会失败</translation>
+    </message>
+    <message>
+        <source>one per line, e.g. https://img.example.com</source>
+        <translation>每行一个，例如 https://img.example.com</translation>
+    </message>
+    <message>
+        <source>Seller-centre address</source>
+        <translation>商家后台地址</translation>
+    </message>
+    <message>
+        <source>Other allowed origins</source>
+        <translation>其他允许的来源</translation>
+    </message>
+    <message>
+        <source>Replace the password of %1</source>
+        <translation>更换 %1 的密码</translation>
+    </message>
+    <message>
+        <source>Set the password of %1</source>
+        <translation>设置 %1 的密码</translation>
+    </message>
+    <message>
+        <source>Again</source>
+        <translation>再输一次</translation>
+    </message>
+    <message>
+        <source>Stored encrypted with this store's key.</source>
+        <translation>使用此数据库的密钥加密保存。</translation>
+    </message>
+    <message>
+        <source>the two entries differ</source>
+        <translation>两次输入不一致</translation>
+    </message>
+    <message>
+        <source>Import shops from %1</source>
+        <translation>从 %1 导入店铺</translation>
+    </message>
+    <message>
+        <source>%1 shop(s) can be imported.</source>
+        <translation>可以导入 %1 个店铺。</translation>
+    </message>
+    <message>
+        <source>%1 of them have no password (flagged in the Shops view): %2</source>
+        <translation>其中 %1 个没有密码（在店铺视图中标出）：%2</translation>
+    </message>
+    <message>
+        <source>%1 row(s) have errors and are left out:</source>
+        <translation>%1 行有错误，不会导入：</translation>
+    </message>
+    <message>
+        <source>line %1: %2: %3</source>
+        <translation>第 %1 行：%2：%3</translation>
+    </message>
+    <message>
+        <source>Import %1 shop(s)</source>
+        <translation>导入 %1 个店铺</translation>
+    </message>
+    <message>
+        <source>Add shop %1</source>
+        <translation>添加店铺 %1</translation>
+    </message>
+    <message>
+        <source>Import shops</source>
+        <translation>导入店铺</translation>
+    </message>
+    <message>
+        <source>Shop lists (*.csv *.xlsx)</source>
+        <translation>店铺列表 (*.csv *.xlsx)</translation>
+    </message>
+    <message>
+        <source>%1 shop(s) imported</source>
+        <translation>已导入 %1 个店铺</translation>
+    </message>
+    <message>
+        <source>No password</source>
+        <translation>无密码</translation>
+    </message>
+    <message>
+        <source>Only shops without a password</source>
+        <translation>只看没有密码的店铺</translation>
+    </message>
+    <message>
+        <source>live</source>
+        <translation>实时</translation>
     </message>
     <message>
         <source>Engine problem: %1</source>
@@ -801,8 +917,44 @@ Store: %2</source>
 存储：%2</translation>
     </message>
     <message>
-        <source>ShopFleet: %1 open ticket(s)</source>
-        <translation>ShopFleet：%1 个待处理工单</translation>
+        <source>queued %1 · running %2</source>
+        <translation>排队 %1 · 运行中 %2</translation>
+    </message>
+    <message>
+        <source>tickets %1 · quarantine %2</source>
+        <translation>工单 %1 · 隔离 %2</translation>
+    </message>
+    <message>
+        <source>breakers open %1 · workers lost %2</source>
+        <translation>熔断 %1 · 失联工作进程 %2</translation>
+    </message>
+    <message>
+        <source>Close ShopFleet</source>
+        <translation>关闭 ShopFleet</translation>
+    </message>
+    <message>
+        <source>Stop automation and quit? Running tasks save their place and go back to the queue.</source>
+        <translation>停止自动化并退出？运行中的任务会保存进度并回到队列。</translation>
+    </message>
+    <message>
+        <source>Stop automation and quit</source>
+        <translation>停止自动化并退出</translation>
+    </message>
+    <message>
+        <source>Keep running in the tray</source>
+        <translation>在托盘中继续运行</translation>
+    </message>
+    <message>
+        <source>Keep running (minimise)</source>
+        <translation>继续运行（最小化）</translation>
+    </message>
+    <message>
+        <source>ShopFleet keeps running</source>
+        <translation>ShopFleet 仍在运行</translation>
+    </message>
+    <message>
+        <source>Automation goes on; the tray icon brings the window back.</source>
+        <translation>自动化继续进行；点击托盘图标可重新打开窗口。</translation>
     </message>
     <message>
         <source>ShopFleet</source>
@@ -811,6 +963,30 @@ Store: %2</source>
     <message>
         <source>ALL PAUSED: no new task starts (Tasks → Resume all)</source>
         <translation>已全部暂停：不会启动新任务（任务 → 全部恢复）</translation>
+    </message>
+    <message>
+        <source>Worker lost</source>
+        <translation>工作进程失联</translation>
+    </message>
+    <message>
+        <source>%1 stopped answering; its tasks go back to the queue</source>
+        <translation>%1 已无响应；它的任务回到队列</translation>
+    </message>
+    <message>
+        <source>Task quarantined</source>
+        <translation>任务已隔离</translation>
+    </message>
+    <message>
+        <source>Task #%1 (%2) is in quarantine: %3</source>
+        <translation>任务 #%1（%2）已隔离：%3</translation>
+    </message>
+    <message>
+        <source>held while a menu or dialog is open</source>
+        <translation>菜单或对话框打开时保持不动</translation>
+    </message>
+    <message>
+        <source>held under the pointer</source>
+        <translation>鼠标在表格上，保持不动</translation>
     </message>
     <message>
         <source>queued %1 · running %2/%3 · tickets %4 · done/min %5 · failed/min %6 · oldest wait %7</source>
@@ -1141,6 +1317,38 @@ Store: %2</source>
         <translation>删除所选规则</translation>
     </message>
     <message>
+        <source>Add shop…</source>
+        <translation>添加店铺…</translation>
+    </message>
+    <message>
+        <source>Register a shop: platform, address, login name, password</source>
+        <translation>登记店铺：平台、地址、登录名、密码</translation>
+    </message>
+    <message>
+        <source>Edit shop…</source>
+        <translation>编辑店铺…</translation>
+    </message>
+    <message>
+        <source>Change the selected shop's login name, allowed origins or password</source>
+        <translation>修改所选店铺的登录名、允许的来源或密码</translation>
+    </message>
+    <message>
+        <source>Set password…</source>
+        <translation>设置密码…</translation>
+    </message>
+    <message>
+        <source>Set or replace the selected shop's password (stored encrypted)</source>
+        <translation>设置或更换所选店铺的密码（加密保存）</translation>
+    </message>
+    <message>
+        <source>Import shops…</source>
+        <translation>导入店铺…</translation>
+    </message>
+    <message>
+        <source>Add the shops of a CSV or XLSX list (each row's errors shown first)</source>
+        <translation>从 CSV 或 XLSX 列表添加店铺（先列出每行的错误）</translation>
+    </message>
+    <message>
         <source>Pause site</source>
         <translation>暂停站点</translation>
     </message>
@@ -1197,16 +1405,48 @@ Store: %2</source>
         <translation>定时任务</translation>
     </message>
     <message>
-        <source>Change priority</source>
-        <translation>调整优先级</translation>
-    </message>
-    <message>
         <source>Cancel tasks</source>
         <translation>取消任务</translation>
     </message>
     <message>
-        <source>Cancel %1 task(s)? Running ones stop at their next step.</source>
-        <translation>取消 %1 个任务？正在运行的任务会在下一步停止。</translation>
+        <source>#%1 (%2, %3)</source>
+        <translation>#%1（%2，%3）</translation>
+    </message>
+    <message>
+        <source>%1 and %2 more</source>
+        <translation>%1 等另外 %2 个</translation>
+    </message>
+    <message>
+        <source>Change priority of %1</source>
+        <translation>调整 %1 的优先级</translation>
+    </message>
+    <message>
+        <source>Cancel %1? Running ones stop at their next step.</source>
+        <translation>取消 %1？运行中的任务会在下一步停止。</translation>
+    </message>
+    <message>
+        <source>Cancel %1</source>
+        <translation>取消 %1</translation>
+    </message>
+    <message>
+        <source>Retry %1</source>
+        <translation>重试 %1</translation>
+    </message>
+    <message>
+        <source>Preempt tasks</source>
+        <translation>抢占任务</translation>
+    </message>
+    <message>
+        <source>Preempt %1? It stops at its next safe step and waits in Suspended.</source>
+        <translation>抢占 %1？它会在下一个安全步骤停下，在“已挂起”中等待。</translation>
+    </message>
+    <message>
+        <source>Preempt %1</source>
+        <translation>抢占 %1</translation>
+    </message>
+    <message>
+        <source>Release %1 from quarantine</source>
+        <translation>将 %1 移出隔离</translation>
     </message>
     <message>
         <source>Submitted %1 task(s)</source>
@@ -1219,6 +1459,14 @@ Store: %2</source>
     <message>
         <source>Answer ticket</source>
         <translation>处理工单</translation>
+    </message>
+    <message>
+        <source>(not saved)</source>
+        <translation>（不保存）</translation>
+    </message>
+    <message>
+        <source>Settings not saved: this console has no configuration file</source>
+        <translation>设置未保存：此控制台没有配置文件</translation>
     </message>
     <message>
         <source>Save settings</source>
@@ -1341,6 +1589,10 @@ Store: %2</source>
         <translation>用户名</translation>
     </message>
     <message>
+        <source>Shops to add: %1.</source>
+        <translation>要添加的店铺：%1。</translation>
+    </message>
+    <message>
         <source>Password</source>
         <translation>密码</translation>
     </message>
@@ -1387,10 +1639,6 @@ Store: %2</source>
     <message>
         <source>The database will be created at %1.</source>
         <translation>数据库将创建在 %1。</translation>
-    </message>
-    <message>
-        <source>Shops to add: %1.</source>
-        <translation>要添加的店铺：%1。</translation>
     </message>
     <message>
         <source>No shops yet: add them later in the console.</source>

@@ -721,3 +721,89 @@ ZH_CN.update({
     "Beyond the most queued tasks, this share (0–1) more is kept for urgent tasks.":
         "在最多排队任务数之外，再按此比例（0–1）为紧急任务预留空间。",
 })
+# --- #15 console (live counts, held tables, named confirmations, notifications)
+ZH_CN.update({
+    "live": "实时",
+    "paused": "已暂停刷新",
+    "held while a menu or dialog is open": "菜单或对话框打开时保持不动",
+    "held under the pointer": "鼠标在表格上，保持不动",
+    "Worker lost": "工作进程失联",
+    "%1 stopped answering; its tasks go back to the queue": "%1 已无响应；它的任务回到队列",
+    "Task quarantined": "任务已隔离",
+    "Task #%1 (%2) is in quarantine: %3": "任务 #%1（%2）已隔离：%3",
+    "queued %1 · running %2": "排队 %1 · 运行中 %2",
+    "tickets %1 · quarantine %2": "工单 %1 · 隔离 %2",
+    "breakers open %1 · workers lost %2": "熔断 %1 · 失联工作进程 %2",
+    "#%1 (%2, %3)": "#%1（%2，%3）",
+    "%1 and %2 more": "%1 等另外 %2 个",
+    "Cancel %1? Running ones stop at their next step.": "取消 %1？运行中的任务会在下一步停止。",
+    "Cancel %1": "取消 %1",
+    "Retry %1": "重试 %1",
+    "Preempt tasks": "抢占任务",
+    "Preempt %1? It stops at its next safe step and waits in Suspended.":
+        "抢占 %1？它会在下一个安全步骤停下，在“已挂起”中等待。",
+    "Preempt %1": "抢占 %1",
+    "Release %1 from quarantine": "将 %1 移出隔离",
+    "Change priority of %1": "调整 %1 的优先级",
+})
+# --- #15 console: shops (add, edit, password, import)
+ZH_CN.update({
+    "Login name": "登录名",
+    "No shops yet. Add one with Shops → Add shop… (%1), or import a list (CSV or XLSX) with "
+    "Shops → Import shops….": "还没有店铺。用 店铺 → 添加店铺…（%1）添加，或用 店铺 → 导入店铺… 导入列表（CSV 或 XLSX）。",
+    "set": "已设置",
+    "missing": "缺失",
+    "The password is stored encrypted": "密码已加密保存",
+    "No password: tasks that log in will fail. Shops → Set password…":
+        "没有密码：需要登录的任务会失败。店铺 → 设置密码…",
+    "Edit shop %1": "编辑店铺 %1",
+    "leave empty to keep the current one": "留空则保留当前密码",
+    "none yet: tasks that log in will fail": "尚未设置：需要登录的任务会失败",
+    "one per line, e.g. https://img.example.com": "每行一个，例如 https://img.example.com",
+    "Seller-centre address": "商家后台地址",
+    "Other allowed origins": "其他允许的来源",
+    "Replace the password of %1": "更换 %1 的密码",
+    "Set the password of %1": "设置 %1 的密码",
+    "Again": "再输一次",
+    "Stored encrypted with this store's key.": "使用此数据库的密钥加密保存。",
+    "the two entries differ": "两次输入不一致",
+    "Import shops from %1": "从 %1 导入店铺",
+    "%1 shop(s) can be imported.": "可以导入 %1 个店铺。",
+    "%1 of them have no password (flagged in the Shops view): %2":
+        "其中 %1 个没有密码（在店铺视图中标出）：%2",
+    "%1 row(s) have errors and are left out:": "%1 行有错误，不会导入：",
+    "line %1: %2: %3": "第 %1 行：%2：%3",
+    "Import %1 shop(s)": "导入 %1 个店铺",
+    "Add shop %1": "添加店铺 %1",
+    "Import shops": "导入店铺",
+    "Shop lists (*.csv *.xlsx)": "店铺列表 (*.csv *.xlsx)",
+    "%1 shop(s) imported": "已导入 %1 个店铺",
+    "Only shops without a password": "只看没有密码的店铺",
+    "Add shop…": "添加店铺…",
+    "Register a shop: platform, address, login name, password": "登记店铺：平台、地址、登录名、密码",
+    "Edit shop…": "编辑店铺…",
+    "Change the selected shop's login name, allowed origins or password":
+        "修改所选店铺的登录名、允许的来源或密码",
+    "Set password…": "设置密码…",
+    "Set or replace the selected shop's password (stored encrypted)": "设置或更换所选店铺的密码（加密保存）",
+    "Import shops…": "导入店铺…",
+    "Add the shops of a CSV or XLSX list (each row's errors shown first)":
+        "从 CSV 或 XLSX 列表添加店铺（先列出每行的错误）",
+})
+# --- #15 console: details (closing asks, the shops filter)
+ZH_CN.update({
+    "No password": "无密码",
+    "Close ShopFleet": "关闭 ShopFleet",
+    "Stop automation and quit? Running tasks save their place and go back to the queue.":
+        "停止自动化并退出？运行中的任务会保存进度并回到队列。",
+    "Stop automation and quit": "停止自动化并退出",
+    "Keep running in the tray": "在托盘中继续运行",
+    "Keep running (minimise)": "继续运行（最小化）",
+    "ShopFleet keeps running": "ShopFleet 仍在运行",
+    "Automation goes on; the tray icon brings the window back.": "自动化继续进行；点击托盘图标可重新打开窗口。",
+})
+# --- #15 console: settings isolation
+ZH_CN.update({
+    "(not saved)": "（不保存）",
+    "Settings not saved: this console has no configuration file": "设置未保存：此控制台没有配置文件",
+})

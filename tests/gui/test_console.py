@@ -279,6 +279,7 @@ def test_refused_action_shows_a_message_and_the_window_goes_on(
     show(window, run, "in_flight")
     select(window, run, "in_flight", tid)
     trigger(window, "preempt")
+    window.last_confirm.button(QMessageBox.StandardButton.Yes).click()
     run.until(lambda: window.presenter.last_box is not None
               and window.presenter.last_box.isVisible())
     box = window.presenter.last_box
@@ -303,6 +304,7 @@ def test_a_bug_shows_its_traceback(window: Any, run: Run, store: SqliteStore,
     show(window, run, "in_flight")
     select(window, run, "in_flight", tid)
     trigger(window, "preempt")
+    window.last_confirm.button(QMessageBox.StandardButton.Yes).click()
     run.until(lambda: window.presenter.last_box is not None
               and window.presenter.last_box.isVisible())
     assert "RuntimeError: a bug" in window.presenter.last_box.detailedText()
