@@ -67,6 +67,7 @@ class ShopLine:
     username: str = ""
     has_password: bool = False
     allowed_origins: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
 
 
 def load_shop_lines(store: Store) -> list[ShopLine]:
@@ -80,7 +81,8 @@ def load_shop_lines(store: Store) -> list[ShopLine]:
             paused=r.paused, domain_paused=r.domain_paused, queued=r.queued, running=r.running,
             waiting=r.waiting, username=rec.username if rec else "",
             has_password=bool(rec and rec.has_password),
-            allowed_origins=tuple(rec.allowed_origins) if rec else ()))
+            allowed_origins=tuple(rec.allowed_origins) if rec else (),
+            tags=tuple(r.tags)))
     return out
 
 
