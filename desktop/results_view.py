@@ -38,7 +38,7 @@ from core import (
     make_filter,
 )
 
-from .i18n import tr
+from .i18n import QT_TR_NOOP, tr
 
 PREVIEW = 200
 SEARCH_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -67,18 +67,21 @@ class ResultsView(QWidget):
         super().__init__(parent)
         self.setObjectName("results-view")
         self.store, self.reader = store, reader
-        self.type_box = QLineEdit(self, placeholderText=tr("type, e.g. collect_data"))
-        self.shops_box = QLineEdit(self, placeholderText=tr('shops, e.g. "platform:pdd"'))
-        self.since_box = QLineEdit(self, placeholderText=tr("since YYYY-MM-DD"))
-        self.until_box = QLineEdit(self, placeholderText=tr("until YYYY-MM-DD"))
-        self.flow_box = QLineEdit(self, placeholderText=tr("flow"))
-        self.search_box = QLineEdit(self, placeholderText=tr("search the records (中文 too)"))
+        self.type_box = QLineEdit(self)
+        self.shops_box = QLineEdit(self)
+        self.since_box = QLineEdit(self)
+        self.until_box = QLineEdit(self)
+        self.flow_box = QLineEdit(self)
+        self.search_box = QLineEdit(self)
         self.format_box = QComboBox(self)
         self.format_box.addItems(list(FORMATS))
         self.sheets_box = QComboBox(self)
-        self.sheets_box.addItems(["", "type", "shop"])
-        self.preview_btn = QPushButton(tr("Preview"), self)
-        self.export_btn = QPushButton(tr("Export…"), self)
+        for key in ("", "type", "shop"):
+            self.sheets_box.addItem("", key)
+        self.preview_btn = QPushButton(self)
+        self.export_btn = QPushButton(self)
+        self.format_label = QLabel(self)
+        self.sheets_label = QLabel(self)
         self.message = QLabel("", self)
         self.message.setObjectName("results-message")
         self.table = QTableWidget(self)
@@ -89,19 +92,37 @@ class ResultsView(QWidget):
         actions = QHBoxLayout()
         actions.addWidget(self.search_box, 2)
         actions.addWidget(self.preview_btn)
-        actions.addWidget(QLabel(tr("format"), self))
+        actions.addWidget(self.format_label)
         actions.addWidget(self.format_box)
-        actions.addWidget(QLabel(tr("sheet per"), self))
+        actions.addWidget(self.sheets_label)
         actions.addWidget(self.sheets_box)
         actions.addWidget(self.export_btn)
         layout = QVBoxLayout(self)
         layout.addLayout(boxes)
         layout.addLayout(actions)
         layout.addWidget(self.message)
+        self.retranslate()
         layout.addWidget(self.table, 1)
         self.rows: list[dict[str, Any]] = []
         self._spawn: Callable[[Any], Any] | None = None
 
+
+    def retranslate(self) -> None:
+        """Words in the current language (the window calls this when the language changes)."""
+        for box, text in ((self.type_box, QT_TR_NOOP("type, e.g. collect_data")),
+                          (self.shops_box, QT_TR_NOOP('shops, e.g. "platform:pdd"')),
+                          (self.since_box, QT_TR_NOOP("since YYYY-MM-DD")),
+                          (self.until_box, QT_TR_NOOP("until YYYY-MM-DD")),
+                          (self.flow_box, QT_TR_NOOP("flow")),
+                          (self.search_box, QT_TR_NOOP("search the records (中文 too)"))):
+            box.setPlaceholderText(tr(text))
+        for i, text in enumerate(("", QT_TR_NOOP("one sheet per type"),
+                                  QT_TR_NOOP("one sheet per shop"))):
+            self.sheets_box.setItemText(i, tr(text) if text else "")
+        self.preview_btn.setText(tr("Preview"))
+        self.export_btn.setText(tr("Export…"))
+        self.format_label.setText(tr("format"))
+        self.sheets_label.setText(tr("sheet per"))
     def connect_actions(self, spawn: Callable[[Any], Any]) -> None:
         """Wire the buttons: ``spawn(coro)`` runs a coroutine on the window's loop."""
         self._spawn = spawn
@@ -159,7 +180,7 @@ class ResultsView(QWidget):
                                               f"{fmt.upper()} (*.{fmt})")
         if not path:
             return 0
-        return await self.export_to(path, fmt, self.sheets_box.currentText())
+        return await self.export_to(path, fmt, str(self.sheets_box.currentData() or ""))
 
 
 class SearchBar(QWidget):
@@ -171,7 +192,8 @@ class SearchBar(QWidget):
         super().__init__(parent)
         self.setObjectName(f"search-{place}")
         self.place, self.store, self.reader = place, store, reader
-        self.box = QLineEdit(self, placeholderText=tr("search (中文 too), Enter"))
+        self.box = QLineEdit(self)
+        self.retranslate_box()
         self.message = QLabel("", self)
         self.hits = QTableWidget(self)
         self.hits.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
@@ -183,6 +205,9 @@ class SearchBar(QWidget):
         layout.addWidget(self.hits)
         self.rows: list[dict[str, Any]] = []
 
+
+    def retranslate_box(self) -> None:
+        self.box.setPlaceholderText(tr("search (中文 too), Enter"))
     def connect_actions(self, spawn: Callable[[Any], Any]) -> None:
         self.box.returnPressed.connect(lambda: spawn(self.search()))
 

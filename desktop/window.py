@@ -415,6 +415,9 @@ class MainWindow(RefreshMixin, CommandsMixin, QMainWindow):
         self.detail.retranslate()
         self.dashboard.retranslate()
         self.schedules.retranslate()
+        self.results_view.retranslate()
+        for bar in self.search_bars.values():
+            bar.retranslate_box()
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:

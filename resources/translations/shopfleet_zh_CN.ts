@@ -1537,10 +1537,6 @@ Store: %2</source>
         <translation>无法下载浏览器：这台电脑连不上下载服务器（没有网络，或被代理、防火墙拦截）。请联网后重试，或安装无需下载的 Google Chrome 或 Microsoft Edge。</translation>
     </message>
     <message>
-        <source>The base URL must start with http:// or https://, e.g. %1.</source>
-        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
-    </message>
-    <message>
         <source>Welcome to ShopFleet</source>
         <translation>欢迎使用 ShopFleet</translation>
     </message>
@@ -1589,12 +1585,12 @@ Store: %2</source>
         <translation>用户名</translation>
     </message>
     <message>
-        <source>Shops to add: %1.</source>
-        <translation>要添加的店铺：%1。</translation>
-    </message>
-    <message>
         <source>Password</source>
         <translation>密码</translation>
+    </message>
+    <message>
+        <source>The base URL must start with http:// or https://, e.g. %1.</source>
+        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
     </message>
     <message>
         <source>Flows</source>
@@ -1639,6 +1635,10 @@ Store: %2</source>
     <message>
         <source>The database will be created at %1.</source>
         <translation>数据库将创建在 %1。</translation>
+    </message>
+    <message>
+        <source>Shops to add: %1.</source>
+        <translation>要添加的店铺：%1。</translation>
     </message>
     <message>
         <source>No shops yet: add them later in the console.</source>
@@ -2539,6 +2539,14 @@ Replace the shipped flow's file with this one? Choose No to save it under anothe
     <message>
         <source>search the records (中文 too)</source>
         <translation>搜索结果（支持中文）</translation>
+    </message>
+    <message>
+        <source>one sheet per type</source>
+        <translation>每种类型一个工作表</translation>
+    </message>
+    <message>
+        <source>one sheet per shop</source>
+        <translation>每个店铺一个工作表</translation>
     </message>
     <message>
         <source>Preview</source>

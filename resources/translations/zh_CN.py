@@ -806,4 +806,18 @@ ZH_CN.update({
 ZH_CN.update({
     "(not saved)": "（不保存）",
     "Settings not saved: this console has no configuration file": "设置未保存：此控制台没有配置文件",
+    # --- #19 the Results view
+    "type, e.g. collect_data": "类型，例如 collect_data",
+    'shops, e.g. "platform:pdd"': "店铺，例如 \"platform:pdd\"",
+    "since YYYY-MM-DD": "起始日期 YYYY-MM-DD",
+    "until YYYY-MM-DD": "截止日期 YYYY-MM-DD",
+    "flow": "流程",
+    "search the records (中文 too)": "搜索记录（支持中文）",
+    "one sheet per type": "每种类型一个工作表",
+    "one sheet per shop": "每个店铺一个工作表",
+    "Preview": "预览",
+    "Export…": "导出……",
+    "format": "格式",
+    "sheet per": "分表",
+    "search (中文 too), Enter": "搜索（支持中文），回车",
 })
