@@ -38,7 +38,6 @@ Registration = Callable[[Any, argparse.ArgumentParser], None]
 GROUPS: tuple[Registration, ...] = (
     queue.register,      # submit, status, tasks, task, bump, cancel, preempt
     shops.register,      # shops, shop add|set|set-password|pause|resume|tag|untag
-    shops.register,      # shops, shop add|set|set-password|pause|resume
     shop_import.register,  # shop import (#15): after shops, whose group it joins
     tickets.register,    # tickets, ticket, answer, quarantine, release, kb, rules
     worker.register,     # worker, workers
