@@ -224,7 +224,7 @@ class MainWindow(TrayMixin, SelectionMixin, LayoutMixin, RefreshMixin, CommandsM
         for name, key in EMPTY_KEYS.items():
             seq = self.acts[key].shortcut()
             self.panels[name].shortcut_text = seq.toString(seq.SequenceFormat.NativeText)
-        from .flow_editor import install_flow_editor  # #21: the flow editor's two entries
+        from .flow_editor_window import install_flow_editor  # #21: the flow editor's two entries
 
         install_flow_editor(self)
         self.status_counts = QLabel(self)
