@@ -19,18 +19,18 @@ Browser and file work runs on worker threads (each with its own event loop for P
 never on the GUI thread; results come back through a queued relay. The core calls are
 injectable (``runner``, ``picker``, ``recorder``) so tests can script them.
 
-:func:`install_flow_editor` adds "Flow editor…" and "Record a flow…" to the console window.
+The busy state and the worker-thread operations live in :mod:`desktop.flow_editor_ops`;
+:func:`desktop.flow_editor_window.install_flow_editor` adds "Flow editor…" and "Record a flow…"
+to the console window.
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QAction, QPalette
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -42,7 +42,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QMainWindow,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
@@ -54,21 +53,21 @@ from PySide6.QtWidgets import (
 from core import (
     STEP_ACTIONS,
     FlowProblem,
-    InvalidInput,
     Settings,
-    ShopFleetError,
     Store,
-    TaskError,
-    flow_catalog,
-    pick_locator,
-    read_flow_document,
-    record_shop_flow,
-    run_flow_once,
-    save_flow_file,
     validate_flow_dict,
 )
 
 from . import palette
+from .flow_editor_ops import MARKS as MARKS
+from .flow_editor_ops import (
+    FlowOpsMixin,
+    Runner,
+    _default_picker,
+    _default_recorder,
+    _default_runner,
+    _Relay,
+)
 from .i18n import QT_TR_NOOP, tr
 
 VALUE_FIELD: dict[str, str | None] = {
@@ -88,37 +87,7 @@ VALUE_LABELS: dict[str, str] = {
     "into": QT_TR_NOOP("Result name"), "key": QT_TR_NOOP("Key"),
 }
 
-MARKS = {"done": "✓", "skipped": "↷", "verified": "✓", "replayed": "✓", "failed": "✗",
-         "started": "…"}
 
-Runner = Callable[..., Any]
-"""``runner(settings, store, flow_doc, params, shop, *, headed, on_step)`` → results."""
-
-
-def _default_runner(settings: Settings, store: Store, doc: Mapping[str, Any],
-                    params: Mapping[str, Any], shop: str, *, headed: bool,
-                    on_step: Callable[[Any], None]) -> Any:
-    return asyncio.run(run_flow_once(settings, store, doc, params, shop, headed=headed,
-                                     on_step=on_step))
-
-
-def _default_picker(settings: Settings, store: Store, shop: str, url: str, *, lang: str,
-                    headed: bool) -> str:
-    return asyncio.run(pick_locator(settings, store, shop, url, lang=lang, headed=headed))
-
-
-def _default_recorder(settings: Settings, store: Store, shop: str, name: str, *, lang: str,
-                      headed: bool) -> Any:
-    return asyncio.run(record_shop_flow(settings, store, shop, name, lang=lang,
-                                        headed=headed))
-
-
-class _Relay(QObject):
-    """Carries results from worker threads to the GUI thread (queued: it lives there)."""
-
-    step = Signal(object)
-    done = Signal(str, object)       # (what, result)
-    failed = Signal(str, object)     # (what, exception)
 
 
 def new_step(action: str = "click") -> dict[str, Any]:
@@ -132,7 +101,7 @@ def new_step(action: str = "click") -> dict[str, Any]:
     return step
 
 
-class FlowEditor(QWidget):
+class FlowEditor(FlowOpsMixin, QWidget):
     """Edit one flow. See the module docstring.
 
     Args:
@@ -556,222 +525,6 @@ class FlowEditor(QWidget):
             problem = next((p for p in self.problems if p.field == field), None)
             widget.setToolTip(problem.reason if problem else "")
 
-    # -- busy state --------------------------------------------------------------------
-
-    @property
-    def busy(self) -> bool:
-        return self._busy
-
-    def _set_busy(self, busy: bool) -> None:
-        self._busy = busy
-        self._update_buttons()
-        self.busy_changed.emit(busy)
-
-    def _update_buttons(self) -> None:
-        ok = not self.problems and not self._busy
-        self.save_btn.setEnabled(ok)
-        self.run_btn.setEnabled(ok and self.shop_combo.count() > 0)
-        self.record_btn.setEnabled(not self._busy and self.shop_combo.count() > 0)
-        self.pick_btn.setEnabled(not self._busy and self.locator_edit.isEnabled()
-                                 and self.shop_combo.count() > 0)
-        self.open_btn.setEnabled(not self._busy and self.open_combo.count() > 0)
-
-    def _work(self, what: str, fn: Callable[[], Any]) -> None:
-        """Run ``fn`` on a worker thread; its result or error comes back to the GUI thread."""
-        self._set_busy(True)
-        relay = self._relay
-
-        def go() -> None:
-            try:
-                result = fn()
-            except BaseException as exc:  # shown, not raised: a worker must not die silently
-                relay.failed.emit(what, exc)
-            else:
-                relay.done.emit(what, result)
-
-        threading.Thread(target=go, name=f"shopfleet-flow-{what}", daemon=True).start()
-
-    def _on_done(self, what: str, result: Any) -> None:
-        self._set_busy(False)
-        if what == "save":
-            self.saved_path = str(result)
-            self.log.appendPlainText(tr("Saved to %1", result))
-            self.saved.emit(str(result))
-            self.refresh_catalog()
-        elif what == "run":
-            self.last_results = result
-            self.log.appendPlainText(tr("Done. Results: %1", result))
-            self.run_finished.emit(True)
-        elif what == "pick":
-            self.locator_edit.setText(str(result))
-            self._step_edited()
-            self.picked.emit(str(result))
-        elif what == "record":
-            self.set_document(result.document())
-            self.params_edit.setPlainText("\n".join(f"{k}={v}"
-                                                    for k, v in sorted(result.params.items())))
-            for note in result.notes:
-                self.log.appendPlainText(tr("Note: %1", note))
-            self.loaded.emit()
-        elif what == "catalog":
-            current = self.open_combo.currentText() or self.name_edit.text()
-            self.open_combo.clear()
-            self.open_combo.addItems([e.name for e in result])
-            self._catalog = {e.name: e for e in result}
-            if current:
-                self.open_combo.setCurrentText(current)
-            self._update_buttons()
-        elif what == "open":
-            self.set_document(result)
-            self.loaded.emit()
-        elif what == "shops":
-            self.shop_combo.clear()
-            self.shop_combo.addItems(list(result))
-            self._update_buttons()
-
-    def _on_failed(self, what: str, exc: BaseException) -> None:
-        self._set_busy(False)
-        self.last_error = exc
-        if what == "save" and isinstance(exc, InvalidInput) and exc.field == "name" \
-                and "shipped" in exc.reason:
-            if self._confirm(tr("Replace a shipped flow?"), tr(
-                    "%1\n\nReplace the shipped flow's file with this one? Choose No to save "
-                    "it under another name.", exc.reason)):
-                self._save(over_shipped=True)
-                return
-            self.log.appendPlainText(tr("Not saved: %1", exc.reason))
-            return
-        if what == "run" and isinstance(exc, TaskError):
-            step = exc.step
-            self.log.appendPlainText(tr("FAILED at step %1: %2",
-                                        "?" if step is None else step + 1, exc))
-            for name, path in sorted(exc.evidence.items()):
-                self.log.appendPlainText(tr("  evidence %1: %2", name, path))
-            if step is not None and 0 <= step < len(self.steps):
-                self.steps_list.setCurrentRow(step)
-            self.run_finished.emit(False)
-            return
-        if isinstance(exc, InvalidInput) and exc.field:
-            text = tr("%1: %2", exc.field, exc.reason)
-        elif isinstance(exc, ShopFleetError):
-            text = str(exc)
-        else:
-            text = f"{type(exc).__name__}: {exc}"
-        self.log.appendPlainText(tr("%1 failed: %2", what, text))
-        if what == "run":
-            self.run_finished.emit(False)
-
-    # -- operations --------------------------------------------------------------------
-
-    def refresh_catalog(self) -> None:
-        """List the flows there are (on a thread: it reads the flow folders)."""
-        dirs = list(self.settings.flows.dirs)
-        relay = self._relay
-
-        def go() -> None:
-            try:
-                relay.done.emit("catalog", flow_catalog(dirs))
-            except Exception as exc:
-                relay.failed.emit("catalog", exc)
-
-        threading.Thread(target=go, name="shopfleet-flow-catalog", daemon=True).start()
-
-    def _load_shops(self) -> None:
-        """Offer the store's shops (read on a thread: the store may block)."""
-        store, relay = self.store, self._relay
-
-        def go() -> None:
-            try:
-                relay.done.emit("shops", [s.name for s in store.shops()])
-            except Exception as exc:
-                relay.failed.emit("shops", exc)
-
-        threading.Thread(target=go, name="shopfleet-flow-shops", daemon=True).start()
-
-    def open_flow(self, name: str) -> None:
-        entry = self._catalog.get(name)
-        if entry is None or self._busy:
-            return
-        self._work("open", lambda: read_flow_document(entry))
-
-    def save(self) -> None:
-        """Save into the user's flow folder (asks before replacing a shipped flow)."""
-        self._save(over_shipped=False)
-
-    def _save(self, *, over_shipped: bool) -> None:
-        if self.validate() or self._busy:
-            return
-        doc, dirs = self.document(), list(self.settings.flows.dirs)
-        self._work("save", lambda: save_flow_file(doc, configured=dirs,
-                                                  over_shipped=over_shipped))
-
-    def params(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for line in self.params_edit.toPlainText().splitlines():
-            key, sep, value = line.partition("=")
-            if sep and key.strip():
-                out[key.strip()] = value
-        return out
-
-    def run(self) -> None:
-        """Run the flow on the chosen shop, step by step, the page visible."""
-        if self.validate() or self._busy or not self.shop_combo.currentText():
-            return
-        for i, step in enumerate(self.steps):
-            self.steps_list.item(i).setText(self._step_text(i, step))
-        shop, doc, params = self.shop_combo.currentText(), self.document(), self.params()
-        self.log.appendPlainText(tr("Running %1 on shop %2…", doc["name"], shop))
-        relay, runner, settings, store = self._relay, self._runner, self.settings, self.store
-        headed = self.headed
-        self._work("run", lambda: runner(settings, store, doc, params, shop, headed=headed,
-                                         on_step=relay.step.emit))
-
-    def _on_step(self, ev: Any) -> None:
-        if ev.index is None:
-            if ev.status == "failed":
-                self.log.appendPlainText(tr("Start page failed: %1", ev.error))
-            return
-        if 0 <= ev.index < len(self.steps):
-            mark = MARKS.get(ev.status, "")
-            self.steps_list.item(ev.index).setText(
-                self._step_text(ev.index, self.steps[ev.index], mark))
-        if ev.status != "started":
-            extra = f": {ev.error}" if ev.error else ""
-            self.log.appendPlainText(f"{ev.index + 1}. {ev.name or ev.action} "
-                                     f"{tr(ev.status)}{extra}")
-
-    def pick(self) -> None:
-        """Point at the element in the shop's live page; its locator goes into the step."""
-        shop = self.shop_combo.currentText()
-        if self._busy or not shop:
-            return
-        url = self._page_of_step(self.current_row())
-        settings, store, picker, lang, headed = (self.settings, self.store, self._picker,
-                                                 self.lang, self.headed)
-        self.log.appendPlainText(tr("Point at the element in the browser (a pick button, "
-                                    "then the element)…"))
-        self._work("pick", lambda: picker(settings, store, shop, url, lang=lang, headed=headed))
-
-    def _page_of_step(self, row: int) -> str:
-        """The page a step acts on: the last navigate before it, else the start URL."""
-        for step in reversed(self.steps[:max(row, 0)]):
-            if step.get("action") == "navigate" and step.get("url"):
-                return str(step["url"])
-        return self.start_edit.text() or "{shop.base_url}/"
-
-    def record(self) -> None:
-        """Record a new flow on the chosen shop; it opens here to edit and save."""
-        shop = self.shop_combo.currentText()
-        name = self.name_edit.text() or "recorded_flow"
-        if self._busy or not shop:
-            return
-        settings, store, recorder, lang, headed = (self.settings, self.store, self._recorder,
-                                                   self.lang, self.headed)
-        self.log.appendPlainText(tr("Recording on shop %1: do the work in the browser, then "
-                                    "press Finish in its toolbar.", shop))
-        self._work("record", lambda: recorder(settings, store, shop, name, lang=lang,
-                                              headed=headed))
-
     # -- texts -------------------------------------------------------------------------
 
     def _ask(self, title: str, text: str) -> bool:
@@ -811,77 +564,3 @@ class FlowEditor(QWidget):
         self.record_btn.setText(tr("Record a flow…"))
         self._show_step(self.current_row())
         self.validate()
-
-
-# Step statuses shown in the run log (translated where shown).
-_STATUSES = (QT_TR_NOOP("done"), QT_TR_NOOP("skipped"), QT_TR_NOOP("failed"),
-             QT_TR_NOOP("verified"), QT_TR_NOOP("replayed"))
-
-
-class FlowEditorWindow(QMainWindow):
-    """The editor in its own window (the console opens one per "Flow editor…")."""
-
-    def __init__(self, editor: FlowEditor) -> None:
-        super().__init__()
-        self.editor = editor
-        self.setCentralWidget(editor)
-        self.setWindowTitle(editor.windowTitle())
-        self.resize(980, 720)
-
-
-class _EditorActions(QObject):
-    """The console window's two entries into the editor, retranslated with it."""
-
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.window = window
-        self.open_act = QAction(window)
-        self.open_act.setObjectName("flow-editor")
-        self.record_act = QAction(window)
-        self.record_act.setObjectName("record-flow")
-        self.open_act.triggered.connect(lambda: self.open_editor())
-        self.record_act.triggered.connect(lambda: self.open_editor(record=True))
-        self.windows: list[FlowEditorWindow] = []
-        window.installEventFilter(self)
-        self.retranslate()
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-        if obj is self.window and event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        return False
-
-    def retranslate(self) -> None:
-        self.open_act.setText(tr("Flow editor…"))
-        self.open_act.setToolTip(tr("Edit a flow's steps, check them, run them on a shop"))
-        self.record_act.setText(tr("Record a flow…"))
-        self.record_act.setToolTip(tr("Make a flow by doing the work once in a shop's browser"))
-
-    def open_editor(self, *, record: bool = False) -> FlowEditorWindow:
-        ctx = self.window.ctx
-        from .i18n import resolve_language, saved_language
-
-        lang = "zh" if resolve_language(saved_language()) == "zh_CN" else "en"
-        editor = FlowEditor(ctx.settings, ctx.store, lang=lang)   # shops: read on a thread
-        win = FlowEditorWindow(editor)
-        self.windows.append(win)
-        win.show()
-        if record:
-            editor.record()
-        return win
-
-
-def install_flow_editor(window: Any) -> _EditorActions:
-    """Add "Flow editor…" and "Record a flow…" to the console window's toolbar and to its
-    File menu (every action is reachable from the menu bar)."""
-    acts = _EditorActions(window)
-    window.toolbar.addSeparator()
-    window.toolbar.addAction(acts.open_act)
-    window.toolbar.addAction(acts.record_act)
-    menus = getattr(window, "menus", {})
-    if "file" in menus:
-        first = menus["file"].actions()[0] if menus["file"].actions() else None
-        menus["file"].insertAction(first, acts.open_act)
-        menus["file"].insertAction(first, acts.record_act)
-        menus["file"].insertSeparator(first)
-    window.flow_editor_actions = acts
-    return acts
