@@ -36,7 +36,8 @@ Over 600 lines on purpose: one run (``_Migration``) in the order above, its repo
 indexing scripts; every stage reads the same snapshot and writes the same counters, so the
 stages stay together.
 
-Why one module over 600 lines: it is one run over one SQLite snapshot (marker, paged copy, verification, report), each stage feeding the next.
+Why one module over 600 lines: it is one run over one SQLite snapshot (marker, paged copy,
+verification, report), each stage feeding the next.
 """
 
 from __future__ import annotations

@@ -15,7 +15,9 @@ one PRELUDE (key names, number formatting, ``enter``/``leave`` of the queue inde
 script is registered with; split across modules, a change to the shared Lua would no longer be
 read beside every script that depends on it.
 
-Why one module over 600 lines: every script shares the one PRELUDE defined here and is read beside it; splitting the scripts apart would separate each from the key layout and helpers it relies on.
+Why one module over 600 lines: every script shares the one PRELUDE defined here and is read
+beside it; splitting the scripts apart would separate each from the key layout and helpers it
+relies on.
 """
 
 from __future__ import annotations
