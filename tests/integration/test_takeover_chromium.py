@@ -18,7 +18,7 @@ from core.demo import register_demo_shops
 from core.store import TaskState
 from core.takeover import take_over
 from core.vault import Vault
-from tests.helpers import run_with, wait_until
+from tests.helpers import missing_tool, run_with, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 @pytest.fixture
 def display(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     if shutil.which("Xvfb") is None:
-        pytest.skip("Xvfb is not installed")
+        missing_tool("Xvfb is not installed")
     num = 90 + os.getpid() % 50
     proc = subprocess.Popen(["Xvfb", f":{num}", "-screen", "0", "1280x900x24", "-nolisten",
                              "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
