@@ -6,7 +6,8 @@ need=""
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need="$need chromium"
 command -v xvfb-run >/dev/null 2>&1 || need="$need xvfb"
 command -v redis-server >/dev/null 2>&1 || need="$need redis-server"
-command -v convert >/dev/null 2>&1 || need="$need imagemagick"
+# imagemagick's `import` takes a screenshot of the Xvfb screen (`convert` alone may be another tool)
+command -v import >/dev/null 2>&1 || need="$need imagemagick"
 # Qt's xcb platform plugin (the console under Xvfb or a real X display) needs these, and a CJK
 # font so the Chinese console draws characters instead of boxes on a bare Debian.
 if command -v dpkg-query >/dev/null 2>&1; then
