@@ -130,6 +130,9 @@ async def take_screenshots(window: Any, folder: Path, run_for: float, *,
     await shot("dashboard", "dashboard.png", 2.5)
     await shot("gates", "gates.png")
     await shot("kb", "kb.png")
+    # Every other view of the side list, one file each (view-<key>.png), to look at them all.
+    for key in window.nav.keys:
+        await shot(key, f"view-{key}.png", 1.0)
     window.open_settings()
     await asyncio.sleep(1.0)
     if window.dialog is not None:

@@ -38,6 +38,7 @@ from core import (
     make_filter,
 )
 
+from .elided import ElidedLabel
 from .i18n import QT_TR_NOOP, tr
 
 PREVIEW = 200
@@ -231,12 +232,12 @@ class SearchBar(QWidget):
         return len(rows)
 
 
-class NotifyStatus(QLabel):
+class NotifyStatus(ElidedLabel):
     """Names the notification targets that fail (from the outbox's health); hidden when
     every target is fine."""
 
     def __init__(self, store: Store, reader: Read, parent: QWidget | None = None) -> None:
-        super().__init__("", parent)
+        super().__init__(parent)
         self.setObjectName("notify-status")
         self.store, self.reader = store, reader
         self.setTextFormat(Qt.TextFormat.PlainText)

@@ -54,6 +54,7 @@ from .bridge import EngineBridge
 from .context import ConsoleContext
 from .dashboard import Dashboard
 from .detail import DetailPane
+from .elided import ElidedLabel
 from .i18n import QT_TR_NOOP, tr
 from .inflight import InFlightRow
 from .models import (
@@ -227,12 +228,13 @@ class MainWindow(TrayMixin, SelectionMixin, LayoutMixin, RefreshMixin, CommandsM
         from .flow_editor_window import install_flow_editor  # #21: the flow editor's two entries
 
         install_flow_editor(self)
-        self.status_counts = QLabel(self)
+        # Elided labels: a long alert or store path gives up width, never the window (1024×600).
+        self.status_counts = ElidedLabel(self)
         self.status_counts.setObjectName("status-counts")
-        self.status_alert = QLabel(self)
+        self.status_alert = ElidedLabel(self)
         self.status_alert.setObjectName("status-alert")
         self.status_engine = QLabel(self)
-        self.status_store = QLabel(self)
+        self.status_store = ElidedLabel(self)
         self.status_store.setObjectName("status-store")
         self.statusBar().addPermanentWidget(self.notify_status)
         self.statusBar().addPermanentWidget(self.status_store)

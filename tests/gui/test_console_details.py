@@ -125,3 +125,18 @@ def test_submit_and_gate_dialogs_keep_their_input_on_refusal(
     run.until(lambda: "rate_per_s" in gate.error.text())
     assert gate.isVisible() and gate.rate.value() == 80
     gate.reject()
+
+
+def test_long_status_texts_never_widen_the_window_past_1024(console: Any, run: Run) -> None:
+    """A long alert, store path or count line is elided in the status bar; the window's least
+    width stays within a 1024-pixel screen (it grew to 1340 with a long alert before)."""
+    long = "Engine problem: " + "a very long reason that goes on and on " * 12
+    console.status_alert.setText(long)
+    console.status_store.setText("store: " + "/very/long/path" * 20)
+    console.status_counts.setText("queued 123456 · running 64/64 · tickets 999 · " * 4)
+    console.notify_status.setText("Notifications failing: " + "dingtalk (HTTP 500, 12 min); " * 9)
+    console.notify_status.setVisible(True)
+    console.layout().activate()        # the layout a shown window would settle on
+    assert console.statusBar().minimumSizeHint().width() <= 1024, console.statusBar()
+    assert console.minimumSizeHint().width() <= 1024, console.minimumSizeHint()
+    assert console.status_alert.toolTip() == long          # the whole text is one hover away
