@@ -6,13 +6,15 @@ from __future__ import annotations
 import html
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QDesktopServices, QPixmap
+from PySide6.QtGui import QDesktopServices, QImage, QPixmap
 from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
+    QSizePolicy,
     QTabWidget,
     QTreeWidget,
     QTreeWidgetItem,
@@ -27,6 +29,33 @@ from .i18n import tr
 from .models import fmt_duration, fmt_time
 
 STATUS_MARK = {"done": "✔", "current": "▶", "todo": "·", "unknown": "?"}
+
+THUMB_WIDTH = 480
+"""The evidence screenshot's width in the pane at most (pixels)."""
+
+
+@dataclass(frozen=True)
+class EvidenceFiles:
+    """What of a task's evidence is on this disk: read off the window's thread
+    (``evidence_files``), shown by ``DetailPane.show_detail``."""
+
+    existing: frozenset[str] = frozenset()
+    thumb: QImage | None = None
+
+
+def evidence_files(d: TaskDetail) -> EvidenceFiles:
+    """Which evidence files exist, and the screenshot scaled for the pane — file I/O and
+    decoding, so call it in a worker thread (QImage, unlike QPixmap, may be made there)."""
+    ev = d.record.evidence or {}
+    existing = frozenset(str(v) for v in ev.values() if Path(str(v)).is_file())
+    shot = ev.get("screenshot")
+    thumb = None
+    if shot and str(shot) in existing:
+        image = QImage(str(shot))
+        if not image.isNull():
+            thumb = image.scaledToWidth(min(THUMB_WIDTH, image.width()),
+                                        Qt.TransformationMode.SmoothTransformation)
+    return EvidenceFiles(existing, thumb)
 
 
 def waited_s(r: TaskRecord, now: float | None = None) -> float:
@@ -63,6 +92,11 @@ class DetailPane(QWidget):
         self.evidence.linkActivated.connect(
             lambda link: QDesktopServices.openUrl(QUrl.fromLocalFile(link)))
         self.thumb = QLabel(self)
+        self.thumb.setObjectName("detail-thumb")
+        # The screenshot never sets the pane's width (a 480-pixel picture made the window
+        # wider than a 1024-pixel screen): it is cut at the pane's edge instead.
+        self.thumb.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
+        self.thumb.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         ev = QWidget(self)
         ev_lay = QVBoxLayout(ev)
         ev_lay.addWidget(self.evidence)
@@ -112,7 +146,11 @@ class DetailPane(QWidget):
             out.append((it.text(3), it.data(1, Qt.ItemDataRole.UserRole), it.text(2) != ""))
         return out
 
-    def show_detail(self, d: TaskDetail, *, now: float | None = None) -> None:
+    def show_detail(self, d: TaskDetail, *, now: float | None = None,
+                    files: EvidenceFiles | None = None) -> None:
+        """Show a task; ``files`` (from ``evidence_files``, read off this thread) says which
+        evidence files exist and carries the screenshot (None: shown as names only)."""
+        files = files or EvidenceFiles()
         r = d.record
         self.task_id = r.id
         esc = html.escape  # every value from the task is text, never markup
@@ -159,14 +197,11 @@ class DetailPane(QWidget):
             esc = html.escape
             links = "<br>".join(
                 f"{esc(str(k))}: <a href='{esc(str(v), quote=True)}'>{esc(Path(v).name)}</a>"
-                if Path(str(v)).exists() else f"{esc(str(k))}: {esc(str(v))}"
+                if str(v) in files.existing else f"{esc(str(k))}: {esc(str(v))}"
                 for k, v in ev.items())
             self.evidence.setText(links)
-            shot = ev.get("screenshot")
-            if shot and Path(shot).exists():
-                pm = QPixmap(shot)
-                self.thumb.setPixmap(pm.scaledToWidth(min(480, pm.width()),
-                                                      Qt.TransformationMode.SmoothTransformation))
+            if files.thumb is not None:
+                self.thumb.setPixmap(QPixmap.fromImage(files.thumb))
             else:
                 self.thumb.clear()
         else:

@@ -30,7 +30,7 @@ from . import action_table as A
 from . import names
 from .actions import ActionRunner
 from .context import ConsoleContext
-from .detail import DetailPane
+from .detail import DetailPane, evidence_files
 from .export import Table, table_of, to_tsv, write_table
 from .i18n import tr
 from .models import (
@@ -207,7 +207,8 @@ class SelectionMixin(_Base):
             self.detail.clear()
             self.detail.header.setText(str(exc))
             return
-        self.detail.show_detail(d)
+        files = await asyncio.to_thread(evidence_files, d)   # file checks and decoding
+        self.detail.show_detail(d, files=files)
 
     def _update_actions(self) -> None:
         key = self.current_key()

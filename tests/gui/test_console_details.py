@@ -4,16 +4,18 @@ when core refuses it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QMessageBox
 
 from core import Changes, Engine, InvalidInput, Refused, SqliteStore, TaskSpec, task_detail
 from desktop import columns as C
 from desktop import operations
-from desktop.detail import waited_s
+from desktop.detail import THUMB_WIDTH, evidence_files, waited_s
 from desktop.inflight import InFlightRow
 from tests.gui.conftest import Run
 from tests.gui.test_console import pause_all_but, quick, trigger
@@ -57,7 +59,6 @@ def test_in_flight_step_is_one_based_and_never_past_the_last() -> None:
                       step_name="", browser_id=None, started_at=0.0, score=0.0,
                       preemptible=True)
     assert col.show(row) == "1 of 7"
-    from dataclasses import replace
     assert col.show(replace(row, step=7)) == "7 of 7"        # not "8 of 7"
 
 
@@ -140,3 +141,26 @@ def test_long_status_texts_never_widen_the_window_past_1024(console: Any, run: R
     assert console.statusBar().minimumSizeHint().width() <= 1024, console.statusBar()
     assert console.minimumSizeHint().width() <= 1024, console.minimumSizeHint()
     assert console.status_alert.toolTip() == long          # the whole text is one hover away
+
+
+def test_evidence_screenshot_is_read_off_thread_and_never_widens_the_pane(
+        console: Any, run: Run, store: SqliteStore, tmp_path: Path) -> None:
+    """The screenshot is decoded by ``evidence_files`` (a worker thread's job) and shown cut
+    at the pane's edge: a 480-pixel thumbnail made the window 1340 pixels wide before."""
+    shot = tmp_path / "shot.png"
+    image = QImage(1280, 800, QImage.Format.Format_RGB32)
+    image.fill(0x336699)
+    assert image.save(str(shot))
+    tid = store.submit(quick("pdd-1"))
+    d = task_detail(store, tid)
+    d = replace(d, record=replace(d.record, evidence={"screenshot": str(shot),
+                                                      "gone": str(tmp_path / "missing.png")}))
+    files = evidence_files(d)
+    assert files.existing == {str(shot)} and files.thumb is not None
+    assert files.thumb.width() == THUMB_WIDTH
+    console.detail.show_detail(d, files=files)
+    assert not console.detail.thumb.pixmap().isNull()
+    assert "missing.png" in console.detail.evidence.text()       # named, not linked
+    assert "href='" + str(shot) in console.detail.evidence.text()
+    console.detail.layout().activate()
+    assert console.detail.minimumSizeHint().width() < THUMB_WIDTH, console.detail.minimumSizeHint()
