@@ -30,6 +30,10 @@ def make_app(argv: Sequence[str] | None = None) -> Any:
     app.setOrganizationName("ShopFleet")
     app.setApplicationName("ShopFleet")
     app.setQuitOnLastWindowClosed(False)
+    # Reference cycles holding widgets must die on this thread, not the engine's (a deadlock).
+    from .collector import install_collector
+
+    install_collector(app)
     return app
 
 

@@ -15,9 +15,21 @@ from PySide6.QtWidgets import QApplication
 
 from core import EngineHost, Settings, SqliteStore, open_store
 from core.testing import FakeExecutor
+from desktop.collector import MainThreadCollector
 from tests.conftest import SHOPS
 
 T = TypeVar("T")
+
+
+@pytest.fixture(autouse=True)
+def main_thread_collector(qapp: QApplication) -> Iterator[MainThreadCollector]:
+    """As in the console: cycles are collected on this (the window's) thread only, never on
+    an engine thread (where destroying widgets deadlocks). At the end, what the test left is
+    collected here, before the next test starts its engine thread."""
+    collector = MainThreadCollector(qapp)
+    yield collector
+    collector.stop()
+    collector.deleteLater()
 
 
 @pytest.fixture
