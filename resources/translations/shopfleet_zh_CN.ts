@@ -775,6 +775,22 @@
         <translation>其他允许的来源</translation>
     </message>
     <message>
+        <source>e.g. north 华北 big (spaces or commas between tags)</source>
+        <translation>例如 north 华北 big（标签之间用空格或逗号分隔）</translation>
+    </message>
+    <message>
+        <source>give at least one tag</source>
+        <translation>请至少输入一个标签</translation>
+    </message>
+    <message>
+        <source>Remove tags from %1 shop(s)</source>
+        <translation>移除 %1 个店铺的标签</translation>
+    </message>
+    <message>
+        <source>Tag %1 shop(s)</source>
+        <translation>给 %1 个店铺添加标签</translation>
+    </message>
+    <message>
         <source>Replace the password of %1</source>
         <translation>更换 %1 的密码</translation>
     </message>
@@ -1341,6 +1357,22 @@ Store: %2</source>
         <translation>设置或更换所选店铺的密码（加密保存）</translation>
     </message>
     <message>
+        <source>Tag shops…</source>
+        <translation>添加标签…</translation>
+    </message>
+    <message>
+        <source>Add tags to the selected shops (shop groups for --shops tag:…)</source>
+        <translation>给选中的店铺添加标签（店铺分组，可用 --shops tag:… 选择）</translation>
+    </message>
+    <message>
+        <source>Untag shops…</source>
+        <translation>移除标签…</translation>
+    </message>
+    <message>
+        <source>Remove tags from the selected shops</source>
+        <translation>移除选中店铺的标签</translation>
+    </message>
+    <message>
         <source>Import shops…</source>
         <translation>导入店铺…</translation>
     </message>
@@ -1537,6 +1569,10 @@ Store: %2</source>
         <translation>无法下载浏览器：这台电脑连不上下载服务器（没有网络，或被代理、防火墙拦截）。请联网后重试，或安装无需下载的 Google Chrome 或 Microsoft Edge。</translation>
     </message>
     <message>
+        <source>The base URL must start with http:// or https://, e.g. %1.</source>
+        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
+    </message>
+    <message>
         <source>Welcome to ShopFleet</source>
         <translation>欢迎使用 ShopFleet</translation>
     </message>
@@ -1585,12 +1621,12 @@ Store: %2</source>
         <translation>用户名</translation>
     </message>
     <message>
-        <source>Password</source>
-        <translation>密码</translation>
+        <source>Shops to add: %1.</source>
+        <translation>要添加的店铺：%1。</translation>
     </message>
     <message>
-        <source>The base URL must start with http:// or https://, e.g. %1.</source>
-        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
+        <source>Password</source>
+        <translation>密码</translation>
     </message>
     <message>
         <source>Flows</source>
@@ -1635,10 +1671,6 @@ Store: %2</source>
     <message>
         <source>The database will be created at %1.</source>
         <translation>数据库将创建在 %1。</translation>
-    </message>
-    <message>
-        <source>Shops to add: %1.</source>
-        <translation>要添加的店铺：%1。</translation>
     </message>
     <message>
         <source>No shops yet: add them later in the console.</source>

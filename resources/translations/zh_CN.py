@@ -821,3 +821,15 @@ ZH_CN.update({
     "sheet per": "分表",
     "search (中文 too), Enter": "搜索（支持中文），回车",
 })
+# --- #18 shop groups: tags in the console
+ZH_CN.update({
+    "Tag shops…": "添加标签…",
+    "Untag shops…": "移除标签…",
+    "Add tags to the selected shops (shop groups for --shops tag:…)":
+        "给选中的店铺添加标签（店铺分组，可用 --shops tag:… 选择）",
+    "Remove tags from the selected shops": "移除选中店铺的标签",
+    "Tag %1 shop(s)": "给 %1 个店铺添加标签",
+    "Remove tags from %1 shop(s)": "移除 %1 个店铺的标签",
+    "e.g. north 华北 big (spaces or commas between tags)": "例如 north 华北 big（标签之间用空格或逗号分隔）",
+    "give at least one tag": "请至少输入一个标签",
+})
