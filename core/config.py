@@ -62,7 +62,8 @@ LEASE_HEARTBEATS = 3
 
 class QueueSettings(_Section):
     max_backlog: int = Field(100_000, gt=0)
-    """Routine submissions are refused when this many tasks are queued."""
+    """Routine submissions are refused when this many tasks wait: queued, scheduled for later
+    or suspended (``shopfleet status``'s backlog line)."""
     urgent_reserve: float = Field(0.10, ge=0, le=1)
     """Extra room (share of max_backlog) kept for tasks at or above the preemption threshold."""
     max_tasks_per_shop: int = Field(1, ge=1)
