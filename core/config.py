@@ -74,6 +74,10 @@ class QueueSettings(_Section):
     heartbeat_s: float = Field(5.0, gt=0)
     """How often a worker tells the store it is alive (the console's Workers table)."""
     worker_lost_after_s: float = Field(30.0, gt=0)
+    schedule_tick_s: float = Field(5.0, ge=0.5, le=300)
+    """How often an engine looks for due schedule firings (#18): a firing starts at most this
+    late, plus its jitter. Below 0.5 s it only costs reads; above 5 minutes an "every 15m"
+    schedule would drift visibly."""
     """A worker silent this long is marked lost and its running tasks are requeued at once
     (without waiting for their leases to run out)."""
     max_attempts: int = Field(3, ge=1)

@@ -1569,10 +1569,6 @@ Store: %2</source>
         <translation>无法下载浏览器：这台电脑连不上下载服务器（没有网络，或被代理、防火墙拦截）。请联网后重试，或安装无需下载的 Google Chrome 或 Microsoft Edge。</translation>
     </message>
     <message>
-        <source>The base URL must start with http:// or https://, e.g. %1.</source>
-        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
-    </message>
-    <message>
         <source>Welcome to ShopFleet</source>
         <translation>欢迎使用 ShopFleet</translation>
     </message>
@@ -1621,12 +1617,12 @@ Store: %2</source>
         <translation>用户名</translation>
     </message>
     <message>
-        <source>Shops to add: %1.</source>
-        <translation>要添加的店铺：%1。</translation>
-    </message>
-    <message>
         <source>Password</source>
         <translation>密码</translation>
+    </message>
+    <message>
+        <source>The base URL must start with http:// or https://, e.g. %1.</source>
+        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
     </message>
     <message>
         <source>Flows</source>
@@ -1671,6 +1667,10 @@ Store: %2</source>
     <message>
         <source>The database will be created at %1.</source>
         <translation>数据库将创建在 %1。</translation>
+    </message>
+    <message>
+        <source>Shops to add: %1.</source>
+        <translation>要添加的店铺：%1。</translation>
     </message>
     <message>
         <source>No shops yet: add them later in the console.</source>
@@ -2097,8 +2097,16 @@ Replace the shipped flow's file with this one? Choose No to save it under anothe
         <translation>最多排队任务数</translation>
     </message>
     <message>
-        <source>Submissions beyond this many waiting tasks are refused.</source>
-        <translation>等待中的任务超过此数量时拒绝新提交。</translation>
+        <source>Submissions beyond this many waiting tasks are refused (queued, scheduled for later or suspended).</source>
+        <translation>等待中的任务（排队、定时或挂起）超过此数量时拒绝新提交。</translation>
+    </message>
+    <message>
+        <source>Look for due schedules every (seconds)</source>
+        <translation>检查到期计划的间隔（秒）</translation>
+    </message>
+    <message>
+        <source>A schedule's firing starts at most this late (0.5 to 300).</source>
+        <translation>计划的触发最多延迟这么久开始（0.5 到 300）。</translation>
     </message>
     <message>
         <source>Extra room for urgent tasks (share)</source>

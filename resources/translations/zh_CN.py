@@ -592,7 +592,8 @@ ZH_CN.update({
     "Browser pool": "浏览器池",
     "Database": "数据库",
     "Most queued tasks": "最多排队任务数",
-    "Submissions beyond this many waiting tasks are refused.": "等待中的任务超过此数量时拒绝新提交。",
+    "Submissions beyond this many waiting tasks are refused (queued, scheduled for later or "
+    "suspended).": "等待中的任务（排队、定时或挂起）超过此数量时拒绝新提交。",
     "Room kept for urgent tasks": "紧急任务预留名额",
     "Queue places only urgent tasks may use when it is nearly full.":
         "队列接近满时只留给紧急任务的名额。",
@@ -832,4 +833,6 @@ ZH_CN.update({
     "Remove tags from %1 shop(s)": "移除 %1 个店铺的标签",
     "e.g. north 华北 big (spaces or commas between tags)": "例如 north 华北 big（标签之间用空格或逗号分隔）",
     "give at least one tag": "请至少输入一个标签",
+    "Look for due schedules every (seconds)": "检查到期计划的间隔（秒）",
+    "A schedule's firing starts at most this late (0.5 to 300).": "计划的触发最多延迟这么久开始（0.5 到 300）。",
 })
