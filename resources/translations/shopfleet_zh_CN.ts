@@ -1569,6 +1569,10 @@ Store: %2</source>
         <translation>无法下载浏览器：这台电脑连不上下载服务器（没有网络，或被代理、防火墙拦截）。请联网后重试，或安装无需下载的 Google Chrome 或 Microsoft Edge。</translation>
     </message>
     <message>
+        <source>The base URL must start with http:// or https://, e.g. %1.</source>
+        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
+    </message>
+    <message>
         <source>Welcome to ShopFleet</source>
         <translation>欢迎使用 ShopFleet</translation>
     </message>
@@ -1617,12 +1621,12 @@ Store: %2</source>
         <translation>用户名</translation>
     </message>
     <message>
-        <source>Password</source>
-        <translation>密码</translation>
+        <source>Shops to add: %1.</source>
+        <translation>要添加的店铺：%1。</translation>
     </message>
     <message>
-        <source>The base URL must start with http:// or https://, e.g. %1.</source>
-        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
+        <source>Password</source>
+        <translation>密码</translation>
     </message>
     <message>
         <source>Flows</source>
@@ -1667,10 +1671,6 @@ Store: %2</source>
     <message>
         <source>The database will be created at %1.</source>
         <translation>数据库将创建在 %1。</translation>
-    </message>
-    <message>
-        <source>Shops to add: %1.</source>
-        <translation>要添加的店铺：%1。</translation>
     </message>
     <message>
         <source>No shops yet: add them later in the console.</source>
@@ -2585,8 +2585,16 @@ Replace the shipped flow's file with this one? Choose No to save it under anothe
         <translation>每种类型一个工作表</translation>
     </message>
     <message>
+        <source>one sheet</source>
+        <translation>单个工作表</translation>
+    </message>
+    <message>
         <source>one sheet per shop</source>
         <translation>每个店铺一个工作表</translation>
+    </message>
+    <message>
+        <source>XLSX only: CSV and JSON Lines are one table</source>
+        <translation>仅限 XLSX：CSV 和 JSON Lines 只有一张表</translation>
     </message>
     <message>
         <source>Preview</source>

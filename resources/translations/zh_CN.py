@@ -835,4 +835,7 @@ ZH_CN.update({
     "give at least one tag": "请至少输入一个标签",
     "Look for due schedules every (seconds)": "检查到期计划的间隔（秒）",
     "A schedule's firing starts at most this late (0.5 to 300).": "计划的触发最多延迟这么久开始（0.5 到 300）。",
+    # --- #19 the Results view
+    "one sheet": "单个工作表",
+    "XLSX only: CSV and JSON Lines are one table": "仅限 XLSX：CSV 和 JSON Lines 只有一张表",
 })
