@@ -162,3 +162,24 @@ def test_bad_selectors_are_one_line_exit_2_and_nothing_is_written(
     assert len(lines) == 1, err
     assert lines[0].startswith(f"shopfleet: error: {field}: "), lines[0]
     assert _snapshot(db) == before
+
+
+def test_shop_tag_and_untag_by_selector(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "shop", "tag", "--shops", "platform:pdd", "promo", "Summer",
+                         "--db", db)
+    assert code == 0, err
+    assert out.splitlines() == ["shop pdd-1 tags: north promo summer",
+                                "shop pdd-2 tags: north promo summer"]
+    code, out, _ = run(capsys, "shop", "untag", "--shops", "tag:promo", "north", "--json",
+                       "--db", db)
+    assert code == 0 and [s["tags"] for s in json.loads(out)] == [["promo", "summer"]] * 2
+    code, out, _ = run(capsys, "shop", "tag", "temu-1", "x1", "--db", db)    # by name still
+    assert code == 0 and out == "shop temu-1 tags: x1\n"
+    before = _snapshot(db)
+    for argv, field in ((["shop", "tag", "--shops", "platform:pdd", "ok", "bad!"], "TAG"),
+                        (["shop", "tag", "--shops", "nosuch", "ok"], "--shops")):
+        code, out, err = run(capsys, *argv, "--db", db)
+        assert code == 2 and out == "" and err.startswith(f"shopfleet: error: {field}"), err
+    with SqliteStore(db, clock=FakeClock()) as store:
+        assert store.shop("pdd-1").tags == ("promo", "summer")   # nothing written
+    assert _snapshot(db) == before
