@@ -283,14 +283,20 @@ class TagDialog(KeepsInput):
         self.shops.setTextFormat(Qt.TextFormat.PlainText)
         self.shops.setWordWrap(True)
         self.tags = tags_field((), self)
+        hint = QLabel(tr("A tag is letters (any script), digits, '_', '-' or '.'. Views, "
+                         "schedules and commands pick a group by its tag (tag:north)."), self)
+        hint.setWordWrap(True)
+        hint.setStyleSheet(f"color: {palette.css('muted')}")
         form = QFormLayout()
         form.addRow(tr("Shops"), self.shops)
         form.addRow(tr("Tags"), self.tags)
         lay = QVBoxLayout(self)
         lay.addLayout(form)
+        lay.addWidget(hint)
+        lay.addStretch(1)
         lay.addWidget(self.error)
         lay.addWidget(self.buttons)
-        fit_to_screen(self, 460, 160)
+        fit_to_screen(self, 460, 200)
 
 
 def tag_shops(window: Any, *, remove: bool = False) -> TagDialog | None:

@@ -791,6 +791,10 @@
         <translation>给 %1 个店铺添加标签</translation>
     </message>
     <message>
+        <source>A tag is letters (any script), digits, '_', '-' or '.'. Views, schedules and commands pick a group by its tag (tag:north).</source>
+        <translation>标签由字母（任何文字）、数字、'_'、'-' 或 '.' 组成。视图、定时任务和命令按标签选择店铺分组（tag:north）。</translation>
+    </message>
+    <message>
         <source>Replace the password of %1</source>
         <translation>更换 %1 的密码</translation>
     </message>
@@ -1569,10 +1573,6 @@ Store: %2</source>
         <translation>无法下载浏览器：这台电脑连不上下载服务器（没有网络，或被代理、防火墙拦截）。请联网后重试，或安装无需下载的 Google Chrome 或 Microsoft Edge。</translation>
     </message>
     <message>
-        <source>The base URL must start with http:// or https://, e.g. %1.</source>
-        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
-    </message>
-    <message>
         <source>Welcome to ShopFleet</source>
         <translation>欢迎使用 ShopFleet</translation>
     </message>
@@ -1621,12 +1621,12 @@ Store: %2</source>
         <translation>用户名</translation>
     </message>
     <message>
-        <source>Shops to add: %1.</source>
-        <translation>要添加的店铺：%1。</translation>
-    </message>
-    <message>
         <source>Password</source>
         <translation>密码</translation>
+    </message>
+    <message>
+        <source>The base URL must start with http:// or https://, e.g. %1.</source>
+        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
     </message>
     <message>
         <source>Flows</source>
@@ -1671,6 +1671,10 @@ Store: %2</source>
     <message>
         <source>The database will be created at %1.</source>
         <translation>数据库将创建在 %1。</translation>
+    </message>
+    <message>
+        <source>Shops to add: %1.</source>
+        <translation>要添加的店铺：%1。</translation>
     </message>
     <message>
         <source>No shops yet: add them later in the console.</source>

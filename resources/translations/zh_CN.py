@@ -833,6 +833,8 @@ ZH_CN.update({
     "Remove tags from %1 shop(s)": "移除 %1 个店铺的标签",
     "e.g. north 华北 big (spaces or commas between tags)": "例如 north 华北 big（标签之间用空格或逗号分隔）",
     "give at least one tag": "请至少输入一个标签",
+    "A tag is letters (any script), digits, '_', '-' or '.'. Views, schedules and commands pick a group by its tag (tag:north).":
+        "标签由字母（任何文字）、数字、'_'、'-' 或 '.' 组成。视图、定时任务和命令按标签选择店铺分组（tag:north）。",
     "Look for due schedules every (seconds)": "检查到期计划的间隔（秒）",
     "A schedule's firing starts at most this late (0.5 to 300).": "计划的触发最多延迟这么久开始（0.5 到 300）。",
     # --- #19 the Results view
