@@ -62,7 +62,8 @@ LEASE_HEARTBEATS = 3
 
 class QueueSettings(_Section):
     max_backlog: int = Field(100_000, gt=0)
-    """Routine submissions are refused when this many tasks are queued."""
+    """Routine submissions are refused when this many tasks wait: queued, scheduled for later
+    or suspended (``shopfleet status``'s backlog line)."""
     urgent_reserve: float = Field(0.10, ge=0, le=1)
     """Extra room (share of max_backlog) kept for tasks at or above the preemption threshold."""
     max_tasks_per_shop: int = Field(1, ge=1)
@@ -73,6 +74,10 @@ class QueueSettings(_Section):
     heartbeat_s: float = Field(5.0, gt=0)
     """How often a worker tells the store it is alive (the console's Workers table)."""
     worker_lost_after_s: float = Field(30.0, gt=0)
+    schedule_tick_s: float = Field(5.0, ge=0.5, le=300)
+    """How often an engine looks for due schedule firings (#18): a firing starts at most this
+    late, plus its jitter. Below 0.5 s it only costs reads; above 5 minutes an "every 15m"
+    schedule would drift visibly."""
     """A worker silent this long is marked lost and its running tasks are requeued at once
     (without waiting for their leases to run out)."""
     max_attempts: int = Field(3, ge=1)

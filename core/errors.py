@@ -100,14 +100,16 @@ class VaultKeyError(InvalidInput):
 
 
 class BacklogFull(ShopFleetError):
-    """The queue holds ``max_backlog`` queued tasks; the submission was refused whole."""
+    """The backlog (tasks queued, scheduled for later or suspended) is at ``max_backlog``;
+    the submission was refused whole."""
 
     def __init__(self, queued: int, limit: int, *, urgent: bool = False) -> None:
         self.queued = queued
         self.limit = limit
         kind = "urgent reserve" if urgent else "backlog"
         super().__init__(
-            f"queue full: {queued} tasks queued, {kind} limit is {limit}; nothing was submitted "
+            f"queue full: {queued} tasks waiting (queued, scheduled or suspended), {kind} "
+            f"limit is {limit}; nothing was submitted "
             "(wait for the queue to drain or raise [queue] max_backlog)"
         )
 

@@ -37,8 +37,8 @@ from .store.records import ScheduleRecord
 log = logging.getLogger(__name__)
 
 SCHEDULER_TICK_S = 5.0
-"""How often the engine's scheduler looks for due firings (a firing starts at most this late,
-plus its jitter)."""
+"""The default of ``[queue] schedule_tick_s``: how often the engine's scheduler looks for due
+firings (a firing starts at most this late, plus its jitter)."""
 
 
 def firing_specs(sched: Schedule, firing_ts: float, store: Store) -> list[TaskSpec]:

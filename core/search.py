@@ -47,12 +47,14 @@ class Source:
 
     table: str
     columns: tuple[str, ...]
+    table_columns: tuple[str, ...] = ()
+    """Other columns of the table a filter may name (``shop``)."""
 
 
 # Stage 2 creates the results table (one row per record, its text flattened into ``text``).
 SOURCES: dict[str, Source] = {
-    "results": Source("results", ("shop", "text")),
-    "tickets": Source("tickets", ("shop", "step_name", "error", "note")),
+    "results": Source("results", ("shop", "text"), ("shop",)),
+    "tickets": Source("tickets", ("shop", "step_name", "error", "note"), ("shop",)),
     "kb": Source("kb_answers", ("step_name", "error_norm", "note")),
 }
 
@@ -154,6 +156,27 @@ def search(db: sqlite_utils.Database, name: str, text: str, *, limit: int = 100,
         query = " ".join('"' + w.replace('"', '""') + '"' for w in long)
         return list(table.search(query, where=cond, where_args=args, limit=limit))
     return list(table.rows_where(cond, args, order_by="rowid desc", limit=limit))
+
+
+def shop_condition(name: str, shops: Sequence[str] | None
+                   ) -> tuple[str | None, dict[str, Any]]:
+    """The ``where`` of :func:`search` keeping rows of ``shops`` (``--shops``, #18); no
+    condition for ``None``.
+
+    Raises:
+        SpecError: ``--shops`` with the knowledge base, whose answers belong to a platform and
+            task type, not to a shop.
+    """
+    if shops is None:
+        return None, {}
+    if "shop" not in _source(name).table_columns:
+        raise SpecError("--shops", f"{name} rows belong to no shop (knowledge-base answers "
+                                   "are kept per platform, task type and step)")
+    names = list(shops)
+    if not names:
+        return "0", {}
+    keys = {f"_sf_shop{i}": n for i, n in enumerate(names)}
+    return "shop IN (" + ", ".join(f":{k}" for k in keys) + ")", keys
 
 
 def search_all(db: sqlite_utils.Database, text: str, *,

@@ -1,8 +1,9 @@
 """Importing a list of shops from a CSV or XLSX file, with an error per row and field.
 
 The file's first row names the columns: ``name``, ``platform``, ``base_url`` (required),
-``username``, ``password`` and ``allowed_origins`` (optional; origins separated by spaces,
-commas or semicolons). Column names are matched without case and surrounding spaces; an
+``username``, ``password``, ``allowed_origins`` and ``tags`` (optional; origins and tags
+separated by spaces, commas or semicolons; tags as :func:`core.selectors.normalize_tag`
+allows, #18). Column names are matched without case and surrounding spaces; an
 unknown column is refused (a typo such as ``pasword`` would otherwise drop every password).
 
 :func:`read_shop_list` writes nothing: it returns the valid rows and the errors, each naming
@@ -27,17 +28,18 @@ from urllib.parse import urlsplit
 
 from .errors import InvalidInput
 from .origins import normalise_origins
+from .selectors import normalize_tags
 
 if TYPE_CHECKING:
     from .store.base import Store
 
-COLUMNS = ("name", "platform", "base_url", "username", "password", "allowed_origins")
+COLUMNS = ("name", "platform", "base_url", "username", "password", "allowed_origins", "tags")
 """The columns a shop list may have, in the order a template shows them."""
 REQUIRED = ("name", "platform", "base_url")
 MAX_BYTES = 20_000_000
 MAX_ROWS = 10_000
 MAX_LEN = {"name": 200, "platform": 64, "base_url": 2000, "username": 200, "password": 500,
-           "allowed_origins": 4000}
+           "allowed_origins": 4000, "tags": 2000}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -52,6 +54,7 @@ class ShopImportRow:
     username: str = ""
     password: str = field(default="", repr=False)
     allowed_origins: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
 
     @property
     def has_password(self) -> bool:
@@ -224,12 +227,19 @@ def _check_row(line: int, values: dict[str, str]) -> tuple[ShopImportRow | None,
                                         field="allowed_origins")
         except InvalidInput as exc:
             errs.append(RowError(line, "allowed_origins", exc.reason))
+    tags: tuple[str, ...] = ()
+    text = clean.get("tags", "")
+    if text and not any(e.field == "tags" for e in errs):
+        try:
+            tags = normalize_tags([t for t in re.split(r"[\s,;]+", text) if t], field="tags")
+        except InvalidInput as exc:
+            errs.append(RowError(line, "tags", exc.reason))
     if errs:
         return None, errs
     return ShopImportRow(line=line, name=clean["name"], platform=clean["platform"],
                          base_url=url.rstrip("/"), username=clean.get("username", ""),
                          password=clean.get("password", ""),
-                         allowed_origins=tuple(origins)), []
+                         allowed_origins=tuple(origins), tags=tags), []
 
 
 def import_shops(store: Store, rows: Sequence[ShopImportRow]) -> list[str]:
@@ -254,6 +264,8 @@ def import_shops(store: Store, rows: Sequence[ShopImportRow]) -> list[str]:
             raise InvalidInput(f"line {r.line}: {exc.field}", exc.reason) from None
         if r.allowed_origins:
             store.set_shop_origins(r.name, r.allowed_origins)
+        if r.tags:
+            store.retag_shop(r.name, add=r.tags)
         if r.has_password:
             save_password(store, r.name, r.password, vault=vault)
         added.append(r.name)

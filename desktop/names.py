@@ -119,7 +119,11 @@ SETTINGS_SECTIONS: dict[str, str] = {
 
 SETTINGS_FIELDS: dict[str, tuple[str, str]] = {
     "queue.max_backlog": (QT_TR_NOOP("Most queued tasks"),
-                          QT_TR_NOOP("Submissions beyond this many waiting tasks are refused.")),
+                          QT_TR_NOOP("Submissions beyond this many waiting tasks are refused "
+                                     "(queued, scheduled for later or suspended).")),
+    "queue.schedule_tick_s": (QT_TR_NOOP("Look for due schedules every (seconds)"),
+                              QT_TR_NOOP("A schedule's firing starts at most this late "
+                                         "(0.5 to 300).")),
     "queue.urgent_reserve": (QT_TR_NOOP("Extra room for urgent tasks (share)"),
                              QT_TR_NOOP("Beyond the most queued tasks, this share (0–1) more "
                                         "is kept for urgent tasks.")),

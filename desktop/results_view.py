@@ -42,6 +42,9 @@ from .elided import ElidedLabel
 from .i18n import QT_TR_NOOP, tr
 
 PREVIEW = 200
+MAX_COLUMN_PX = 260
+"""A preview column is at most this wide (a long note would push the rest off screen); the
+whole text is in the cell's tooltip."""
 SEARCH_COLUMNS: dict[str, tuple[str, ...]] = {
     "tickets": ("id", "task_id", "shop", "state", "step_name", "error", "note"),
     "kb": ("id", "ticket_id", "step_name", "error_norm", "action", "note"),
@@ -57,8 +60,12 @@ def _fill(table: QTableWidget, columns: list[str], rows: list[dict[str, Any]]) -
     for i, row in enumerate(rows):
         for j, col in enumerate(columns):
             value = row.get(col)
-            table.setItem(i, j, QTableWidgetItem("" if value is None else str(value)))
+            item = QTableWidgetItem("" if value is None else str(value))
+            item.setToolTip(item.text() if len(item.text()) > 30 else "")
+            table.setItem(i, j, item)
     table.resizeColumnsToContents()
+    for j in range(len(columns)):
+        table.setColumnWidth(j, min(table.columnWidth(j), MAX_COLUMN_PX))
 
 
 class ResultsView(QWidget):
@@ -87,9 +94,11 @@ class ResultsView(QWidget):
         self.message.setObjectName("results-message")
         self.table = QTableWidget(self)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.dialog: QFileDialog | None = None
         boxes = QHBoxLayout()
-        for w in (self.type_box, self.shops_box, self.since_box, self.until_box, self.flow_box):
-            boxes.addWidget(w)
+        for w, stretch in ((self.type_box, 2), (self.shops_box, 3), (self.since_box, 2),
+                           (self.until_box, 2), (self.flow_box, 1)):
+            boxes.addWidget(w, stretch)
         actions = QHBoxLayout()
         actions.addWidget(self.search_box, 2)
         actions.addWidget(self.preview_btn)
@@ -117,9 +126,10 @@ class ResultsView(QWidget):
                           (self.flow_box, QT_TR_NOOP("flow")),
                           (self.search_box, QT_TR_NOOP("search the records (中文 too)"))):
             box.setPlaceholderText(tr(text))
-        for i, text in enumerate(("", QT_TR_NOOP("one sheet per type"),
+        for i, text in enumerate((QT_TR_NOOP("one sheet"), QT_TR_NOOP("one sheet per type"),
                                   QT_TR_NOOP("one sheet per shop"))):
-            self.sheets_box.setItemText(i, tr(text) if text else "")
+            self.sheets_box.setItemText(i, tr(text))
+        self.sheets_box.setToolTip(tr("XLSX only: CSV and JSON Lines are one table"))
         self.preview_btn.setText(tr("Preview"))
         self.export_btn.setText(tr("Export…"))
         self.format_label.setText(tr("format"))
@@ -128,8 +138,19 @@ class ResultsView(QWidget):
         """Wire the buttons: ``spawn(coro)`` runs a coroutine on the window's loop."""
         self._spawn = spawn
         self.preview_btn.clicked.connect(lambda: spawn(self.refresh()))
-        self.search_box.returnPressed.connect(lambda: spawn(self.refresh()))
-        self.export_btn.clicked.connect(lambda: spawn(self.export_dialog()))
+        for box in (self.search_box, self.type_box, self.shops_box, self.since_box,
+                    self.until_box, self.flow_box):
+            box.returnPressed.connect(lambda: spawn(self.refresh()))
+        self.export_btn.clicked.connect(self.export_dialog)
+        self.format_box.currentTextChanged.connect(self._format_changed)
+        self._format_changed(self.format_box.currentText())
+
+    def _format_changed(self, fmt: str) -> None:
+        """Sheets exist in XLSX only (the CLI refuses --sheet-per for the others)."""
+        self.sheets_box.setEnabled(fmt == "xlsx")
+        self.sheets_label.setEnabled(fmt == "xlsx")
+        if fmt != "xlsx":
+            self.sheets_box.setCurrentIndex(0)
 
     def _filter(self, shops: list[Any]) -> ResultFilter:
         text = self.type_box.text().strip()
@@ -175,13 +196,25 @@ class ResultsView(QWidget):
         self.message.setText(tr("%1 records written to %2", n, path))
         return n
 
-    async def export_dialog(self) -> int:
+    def export_dialog(self) -> QFileDialog:
+        """Ask where to save (a window-modal dialog opened with ``open()``: a dialog's
+        ``exec()`` inside a coroutine would re-enter the loop); the chosen file gets every
+        record the filter passes."""
         fmt = self.format_box.currentText()
-        path, _ = QFileDialog.getSaveFileName(self, tr("Export results"), f"results.{fmt}",
-                                              f"{fmt.upper()} (*.{fmt})")
-        if not path:
-            return 0
-        return await self.export_to(path, fmt, str(self.sheets_box.currentData() or ""))
+        sheets = str(self.sheets_box.currentData() or "")
+        dlg = QFileDialog(self, tr("Export results"), f"results.{fmt}",
+                          f"{fmt.upper()} (*.{fmt})")
+        dlg.setObjectName("export-results")
+        dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dlg.setDefaultSuffix(fmt)
+        dlg.fileSelected.connect(lambda path: self._export_chosen(path, fmt, sheets))
+        self.dialog = dlg
+        dlg.open()
+        return dlg
+
+    def _export_chosen(self, path: str, fmt: str, sheets: str) -> None:
+        if path and self._spawn is not None:
+            self._spawn(self.export_to(path, fmt, sheets))
 
 
 class SearchBar(QWidget):

@@ -1,4 +1,5 @@
-"""Shops in the console: add, edit, set or replace a password, import a list (CSV/XLSX).
+"""Shops in the console: add, edit, set or replace a password, import a list (CSV/XLSX), tag
+and untag the selected shops (#18 shop groups).
 
 The rows of the Shops view are core's :class:`core.ShopRow` (work counts) joined with the
 shop's record (login name, password set, allowed origins): a shop without a password is
@@ -41,6 +42,7 @@ from core import (
     Store,
     check_shop_table,
     import_shops,
+    normalize_tags,
     read_shop_list,
     set_shop_password,
     shop_rows,
@@ -206,6 +208,7 @@ class ShopDialog(KeepsInput):
         self.origins = QPlainTextEdit("\n".join(shop.allowed_origins) if shop else "", self)
         self.origins.setPlaceholderText(tr("one per line, e.g. https://img.example.com"))
         self.origins.setFixedHeight(70)
+        self.tags = tags_field(shop.tags if shop else (), self)
         form = QFormLayout()
         form.addRow(tr("Name"), self.name)
         form.addRow(tr("Platform"), self.platform)
@@ -213,6 +216,7 @@ class ShopDialog(KeepsInput):
         form.addRow(tr("Login name"), self.username)
         form.addRow(tr("Password"), self.password)
         form.addRow(tr("Other allowed origins"), self.origins)
+        form.addRow(tr("Tags"), self.tags)
         lay = QVBoxLayout(self)
         lay.addLayout(form)
         lay.addWidget(self.error)
@@ -222,19 +226,120 @@ class ShopDialog(KeepsInput):
     def origin_list(self) -> list[str]:
         return [u.strip() for u in self.origins.toPlainText().split() if u.strip()]
 
+    def tag_list(self) -> list[str]:
+        return split_tags(self.tags.text())
+
+
+# -- tags (#18 shop groups) ----------------------------------------------------------------
+
+def tags_field(tags: Any = (), parent: QWidget | None = None) -> QLineEdit:
+    """A line for tags, separated by spaces or commas (what a shop list's ``tags`` column
+    takes)."""
+    field = QLineEdit(" ".join(tags), parent)
+    field.setObjectName("tags")
+    field.setPlaceholderText(tr("e.g. north 华北 big (spaces or commas between tags)"))
+    return field
+
+
+def split_tags(text: str) -> list[str]:
+    return [t for t in text.replace(",", " ").replace(";", " ").split() if t]
+
+
+def set_shop_tags(store: Store, name: str, tags: list[str]) -> None:
+    """Blocking: make ``tags`` the shop's tags, exactly (added and removed in one go)."""
+    wanted = set(normalize_tags(tags, field="tags"))
+    have = set(store.shop(name).tags)
+    if wanted != have:
+        store.retag_shop(name, add=sorted(wanted - have), remove=sorted(have - wanted))
+
+
+def retag_shops(store: Store, names: list[str], tags: list[str], *, remove: bool) -> int:
+    """Blocking: add (or remove) ``tags`` on every shop of ``names``; every tag is checked
+    before the first shop changes. Returns how many shops changed."""
+    checked = normalize_tags(tags, field="tags")
+    if not checked:
+        raise InvalidInput("tags", tr("give at least one tag"))
+    changed = 0
+    for name in names:
+        before = set(store.shop(name).tags)
+        after = store.retag_shop(name, **({"remove": checked} if remove else {"add": checked}))
+        changed += set(after.tags) != before
+    return changed
+
+
+class TagDialog(KeepsInput):
+    """Add tags to the selected shops, or remove tags from them."""
+
+    def __init__(self, names: list[str], *, remove: bool,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("tag-dialog")
+        self.names = names
+        self.remove = remove
+        self.setWindowTitle(tr("Remove tags from %1 shop(s)", len(names)) if remove
+                            else tr("Tag %1 shop(s)", len(names)))
+        shown = ", ".join(names[:8]) + (" …" if len(names) > 8 else "")
+        self.shops = QLabel(shown, self)
+        self.shops.setTextFormat(Qt.TextFormat.PlainText)
+        self.shops.setWordWrap(True)
+        self.tags = tags_field((), self)
+        hint = QLabel(tr("A tag is letters (any script), digits, '_', '-' or '.'. Views, "
+                         "schedules and commands pick a group by its tag (tag:north)."), self)
+        hint.setWordWrap(True)
+        hint.setStyleSheet(f"color: {palette.css('muted')}")
+        form = QFormLayout()
+        form.addRow(tr("Shops"), self.shops)
+        form.addRow(tr("Tags"), self.tags)
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        lay.addWidget(hint)
+        lay.addStretch(1)
+        lay.addWidget(self.error)
+        lay.addWidget(self.buttons)
+        fit_to_screen(self, 460, 200)
+
+
+def tag_shops(window: Any, *, remove: bool = False) -> TagDialog | None:
+    """The Shops view's Tag…/Untag… on the selected shops."""
+    names = [r.name for r in window.panels["shops"].selected_rows() if r is not None]
+    if not names:
+        return None
+    dlg = TagDialog(names, remove=remove, parent=window)
+
+    def go() -> None:
+        tags = split_tags(dlg.tags.text())
+        what = (tr("Remove tags from %1 shop(s)", len(names)) if remove
+                else tr("Tag %1 shop(s)", len(names)))
+        run_keeping_input(window, dlg, what,
+                          lambda: window.reader(retag_shops, window.store, names, tags,
+                                                remove=remove),
+                          then=lambda _: _refresh(window))
+
+    dlg.submitted.connect(go)
+    window.dialog = dlg
+    dlg.open()
+    return dlg
+
 
 def save_shop(store: Store, editing: bool, name: str, platform: str, base_url: str,
-              username: str, password: str, origins: list[str]) -> None:
-    """Blocking: add the shop (or change it), its origins and, if given, its password. On
-    adding, everything is checked before the shop is written."""
+              username: str, password: str, origins: list[str],
+              tags: list[str] | None = None) -> None:
+    """Blocking: add the shop (or change it), its origins, its tags and, if given, its
+    password. Everything is checked before the shop is written."""
     if editing:
+        if tags is not None:
+            normalize_tags(tags, field="tags")  # before the first write
         store.update_shop(name, username=username)
         store.set_shop_origins(name, origins)
+        if tags is not None:
+            set_shop_tags(store, name, tags)
         if password:
             set_shop_password(store, name, password)
         return
-    table = [["name", "platform", "base_url", "username", "password", "allowed_origins"],
-             [name, platform, base_url, username, password, " ".join(origins)]]
+    table = [["name", "platform", "base_url", "username", "password", "allowed_origins",
+              "tags"],
+             [name, platform, base_url, username, password, " ".join(origins),
+              " ".join(tags or ())]]
     found = check_shop_table(table, existing=[s.name for s in store.shops()])
     if found.errors:
         e = found.errors[0]
@@ -329,7 +434,8 @@ def _shop_dialog(window: Any, shop: ShopLine | None) -> ShopDialog:
     def go() -> None:
         args = (window.store, shop is not None, dlg.name.text().strip(),
                 dlg.platform.text().strip(), dlg.base_url.text().strip(),
-                dlg.username.text().strip(), dlg.password.text(), dlg.origin_list())
+                dlg.username.text().strip(), dlg.password.text(), dlg.origin_list(),
+                dlg.tag_list())
         what = tr("Edit shop %1", args[2]) if shop else tr("Add shop %1", args[2])
         run_keeping_input(window, dlg, what, lambda: window.reader(save_shop, *args),
                           then=lambda _: _refresh(window))

@@ -389,6 +389,8 @@ class MainWindow(TrayMixin, SelectionMixin, LayoutMixin, RefreshMixin, CommandsM
         if key == "dashboard":
             self._history_next = 0.0
             self.dashboard.redraw()
+        if key == "results":  # #19: what the filter shows now, without a click first
+            self._spawn(self.results_view.refresh())
         act = self.acts.get(f"view_{key}")
         if act is not None:
             act.setChecked(True)

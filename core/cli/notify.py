@@ -42,7 +42,7 @@ def cmd_notify_add(args: argparse.Namespace, cli: Cli) -> int:
         raw["events"] = [e.strip() for e in args.events.split(",") if e.strip()]
     options = {"shops": args.shops, "quiet_hours": args.quiet_hours, "tz": args.tz,
                "rate_per_min": args.rate_per_min, "batch_window_s": args.batch_window_s,
-               "lang": args.lang}
+               "lang": args.lang, "screenshots": True if args.screenshots else None}
     raw.update({k: v for k, v in options.items() if v is not None})
     if args.secret_stdin:
         secret = sys.stdin.readline().rstrip("\r\n")
@@ -55,7 +55,8 @@ def cmd_notify_add(args: argparse.Namespace, cli: Cli) -> int:
         cli.out({"name": target.name, "kind": target.kind, "added": True})
     else:
         print(f"notification target {target.name} added ({target.kind} to "
-              f"{_where(target.url)}{', signed' if target.secret else ''})")
+              f"{_where(target.url)}{', signed' if target.secret else ''}"
+              f"{', with screenshots' if target.screenshots else ''})")
     return 0
 
 
@@ -71,6 +72,7 @@ def cmd_notify_list(args: argparse.Namespace, cli: Cli) -> int:
         rows.append({
             "name": t.name, "kind": t.kind, "where": _where(t.url),
             "source": "store" if t.name in kept else "config", "signed": bool(t.secret),
+            "screenshots": t.screenshots,
             "events": sorted(t.events), "pending": h.pending if h else 0,
             "failing_since": h.failing_since if h else None,
             "last_error": h.last_error if h else "", "given_up": h.given_up if h else 0,
@@ -143,6 +145,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     a.add_argument("--rate-per-min", dest="rate_per_min", type=int, metavar="N")
     a.add_argument("--batch-window-s", dest="batch_window_s", type=float, metavar="S")
     a.add_argument("--lang", choices=LANGS)
+    a.add_argument("--screenshots", action="store_true",
+                   help="send a ticket's masked screenshot along (wecom and webhook only; "
+                        "evidence may show customer data)")
     a.add_argument("--json", action="store_true", help="print JSON")
     a.set_defaults(handler=cmd_notify_add)
 

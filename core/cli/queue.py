@@ -58,8 +58,16 @@ def cmd_status(args: argparse.Namespace, cli: Cli) -> int:
         return 0
     print(f"store:    {cli.where}")
     print("tasks:    " + (", ".join(f"{k} {v}" for k, v in st.counts.items() if v) or "none"))
-    print(f"backlog:  {st.queued} queued of max {st.max_backlog}"
+    # #18: the bound counts scheduled and suspended tasks too (QueueStatus); say so.
+    suspended = st.counts.get("suspended", 0)
+    parts = [f"{st.queued} queued"] + [f"{n} {what}" for n, what in (
+        (st.scheduled, "scheduled"), (suspended, "suspended")) if n]
+    print(f"backlog:  {st.backlog} waiting of max {st.max_backlog} ({', '.join(parts)})"
           f"{f', {st.hard_aged} hard-aged' if st.hard_aged else ''}")
+    if st.scheduled:
+        nxt = st.next_scheduled_at
+        print(f"later:    {st.scheduled} scheduled"
+              + (f", the next joins the queue at {when(nxt)}" if nxt is not None else ""))
     print(f"oldest:   waiting {ago(st.oldest_wait_s)}")
     if st.top_score is not None:
         print(f"scores:   {st.bottom_score:.3f} .. {st.top_score:.3f}")

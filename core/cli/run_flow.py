@@ -1,9 +1,15 @@
-"""``shopfleet run-flow FLOW --shop NAME --param k=v … [--headed]``: run one flow now.
+"""``shopfleet run-flow FLOW --shop NAME|--shops SELECTOR --param k=v … [--headed]``: run one
+flow now.
 
 The tool an operator uses to write and debug a flow: no queue, one browser, every step printed
 as it goes, the extracted results at the end, and on failure the error and where its evidence
 (screenshot, redacted DOM, console log, step log) was saved — exit code 1. The running itself
 is :func:`core.workbench.run_flow_once`, which the console's flow editor runs too.
+
+With ``--shops SELECTOR`` (#18) the flow runs on each picked shop in turn (by name), one
+browser at a time, every shop's steps printed under its name and a summary line at the end;
+a shop that fails or refuses the flow does not stop the others. Exit code: 2 if the flow was
+refused for some shop (bad input: field named), else 1 if a run failed, else 0.
 """
 
 from __future__ import annotations
@@ -44,7 +50,36 @@ def cmd_run_flow(args: argparse.Namespace, cli: Cli) -> int:
     else:
         flow = FlowRegistry.load([Path(d) for d in settings.flows.dirs]).get(args.flow)
     params = parse_params(args.param or [])
-    return asyncio.run(_run(cli, settings, flow, params, args.shop, headed=args.headed))
+    if (args.shop is None) == (args.shops is None):
+        raise InvalidInput("--shop", "give --shop NAME or --shops SELECTOR (one of them)")
+    if args.shop is not None:
+        return asyncio.run(_run(cli, settings, flow, params, args.shop, headed=args.headed))
+    from .shops import picked_shops
+
+    names = [s.name for s in picked_shops(cli, args.shops)]
+    return asyncio.run(_run_many(cli, settings, flow, params, names, headed=args.headed))
+
+
+async def _run_many(cli: Cli, settings: Any, flow: Any, params: dict[str, Any],
+                    names: list[str], *, headed: bool) -> int:
+    """Run the flow on each shop in turn; a refusal or failure is reported and the next shop
+    runs (a person debugging a flow across a group wants to see every shop's outcome)."""
+    ok: list[str] = []
+    failed: list[str] = []
+    refused: list[str] = []
+    for name in names:
+        try:
+            code = await _run(cli, settings, flow, params, name, headed=headed)
+        except InvalidInput as exc:
+            sys.stdout.write(f"shop {name}: refused: {exc}\n")
+            refused.append(name)
+            continue
+        (ok if code == 0 else failed).append(name)
+    sys.stdout.write(f"{len(names)} shops: {len(ok)} done, {len(failed)} failed"
+                     + "".join(f" ({', '.join(x)})" for x in [failed] if x)
+                     + (f", {len(refused)} refused ({', '.join(refused)})" if refused else "")
+                     + "\n")
+    return 2 if refused else 1 if failed else 0
 
 
 async def _run(cli: Cli, settings: Any, flow: Any, params: dict[str, Any], shop_name: str, *,
@@ -90,7 +125,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("run-flow", parents=[common],
                        help="run one flow now, step by step (to write and debug flows)")
     p.add_argument("flow", help="a registered flow's name, or a path to a flow .json file")
-    p.add_argument("--shop", required=True)
+    p.add_argument("--shop", help="the shop to run it on")
+    p.add_argument("--shops", metavar="SELECTOR",
+                   help="run it on every shop a selector picks, one after another")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="a flow parameter (repeat for more)")
     p.add_argument("--headed", action="store_true", help="show the browser window")

@@ -1,5 +1,6 @@
-"""``shopfleet search TEXT [--in results|tickets|kb]``: text search, Chinese included (#19;
-how and why in :mod:`core.search`). SQLite store only; on Redis it says so (exit 1)."""
+"""``shopfleet search TEXT [--in results|tickets|kb] [--shops SELECTOR]``: text search,
+Chinese included (#19; how and why in :mod:`core.search`). SQLite store only; on Redis it says
+so (exit 1). ``--shops`` (#18) keeps results and tickets of the picked shops."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 import json
 from typing import Any
 
-from ..search import SOURCES, split_query
+from ..search import SOURCES, shop_condition, split_query
 from .context import Cli
 
 _SHOW: dict[str, tuple[str, ...]] = {
@@ -30,7 +31,15 @@ def cmd_search(args: argparse.Namespace, cli: Cli) -> int:
 
         raise InvalidInput("--limit", "must be 1..10000")
     places = [args.place] if args.place else list(SOURCES)
-    found = {p: cli.store.search(p, args.text, limit=args.limit) for p in places}
+    shops = None
+    if args.shops is not None:  # #18: only rows of the shops a selector picks
+        if args.place == "kb":
+            shop_condition("kb", [])  # refused, naming --shops, before the store is read
+        from .shops import picked_shops
+
+        shops = [s.name for s in picked_shops(cli, args.shops)]
+        places = [p for p in places if "shop" in SOURCES[p].table_columns]
+    found = {p: cli.store.search(p, args.text, limit=args.limit, shops=shops) for p in places}
     if cli.json:
         cli.out({p: [{k: r.get(k) for k in _SHOW[p]} for r in rows]
                  for p, rows in found.items()})
@@ -52,5 +61,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--in", dest="place", choices=tuple(SOURCES),
                    help="where to search (default: everywhere)")
     p.add_argument("--limit", type=int, default=100, help="rows per place (default 100)")
+    p.add_argument("--shops", metavar="SELECTOR",
+                   help="only results and tickets of the shops it picks (answers in the "
+                        "knowledge base belong to no shop)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=cmd_search, readonly=True)

@@ -43,7 +43,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     actions = [a for a in shop._actions if isinstance(a, argparse._SubParsersAction)]
     p = actions[0].add_parser("import", parents=[common],
                               help="add the shops of a CSV or XLSX list (name, platform, "
-                                   "base_url, username, password, allowed_origins)")
+                                   "base_url, username, password, allowed_origins, tags)")
     p.add_argument("file", help="the .csv (UTF-8) or .xlsx file")
     p.add_argument("--skip-invalid", action="store_true",
                    help="add the valid rows even when others have errors")

@@ -1,7 +1,7 @@
 """Shop commands: ``shops`` and ``shop add|set|set-password|pause|resume|tag|untag``.
 
-#18: ``shops --shops SELECTOR`` lists the shops a selector picks; ``shop pause|resume``
-take a NAME or ``--shops SELECTOR`` (see :mod:`core.selectors`)."""
+#18: ``shops --shops SELECTOR`` lists the shops a selector picks; ``shop pause|resume`` and
+``shop tag|untag`` take a NAME or ``--shops SELECTOR`` (see :mod:`core.selectors`)."""
 
 from __future__ import annotations
 
@@ -79,17 +79,28 @@ def cmd_shop_pause(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def cmd_shop_tag(args: argparse.Namespace, cli: Cli) -> int:
-    """``shop tag NAME TAG…`` / ``shop untag NAME TAG…`` (tags are checked before the store
-    is touched: a bad one names ``TAG``, nothing written)."""
-    normalize_tags(args.tags, field="TAG")
-    if args.cmd == "tag":
-        shop = cli.store.retag_shop(args.name, add=args.tags)
+    """``shop tag NAME TAG…`` / ``shop untag NAME TAG…``, or ``--shops SELECTOR TAG…`` for
+    every picked shop (tags are checked before the store is touched: a bad one names ``TAG``,
+    nothing written)."""
+    tags = list(args.tags)
+    names: list[str]
+    if args.shops is not None:
+        if args.name is not None:  # argparse gave the first tag to the optional NAME
+            tags.insert(0, args.name)
+        normalize_tags(tags, field="TAG")
+        names = [s.name for s in picked_shops(cli, args.shops)]
     else:
-        shop = cli.store.retag_shop(args.name, remove=args.tags)
+        if args.name is None:
+            raise InvalidInput("NAME", "give a shop's name or --shops SELECTOR")
+        normalize_tags(tags, field="TAG")
+        names = [args.name]
+    change = {"add": tags} if args.cmd == "tag" else {"remove": tags}
+    shops = [cli.store.retag_shop(name, **change) for name in names]
     if cli.json:
-        cli.out(shop.__dict__)
+        cli.out(shops[0].__dict__ if args.shops is None else [s.__dict__ for s in shops])
     else:
-        print(f"shop {shop.name} tags: {' '.join(shop.tags) or '(none)'}")
+        for shop in shops:
+            print(f"shop {shop.name} tags: {' '.join(shop.tags) or '(none)'}")
     return 0
 
 
@@ -150,8 +161,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         p.add_argument("--shops", metavar="SELECTOR", help="every shop a selector picks")
         p.set_defaults(handler=cmd_shop_pause)
     for verb, what in (("tag", "add tags to a shop"), ("untag", "remove tags from a shop")):
-        p = shop_sub.add_parser(verb, parents=[common], help=what)
-        p.add_argument("name")
+        p = shop_sub.add_parser(verb, parents=[common], help=what,
+                                usage=f"shopfleet shop {verb} (NAME | --shops SELECTOR) TAG "
+                                      "[TAG ...]")
+        p.add_argument("name", nargs="?", metavar="NAME")
         p.add_argument("tags", nargs="+", metavar="TAG")
+        p.add_argument("--shops", metavar="SELECTOR",
+                       help="every shop a selector picks (instead of NAME)")
         p.add_argument("--json", action="store_true", help="print JSON")
         p.set_defaults(handler=cmd_shop_tag)

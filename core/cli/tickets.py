@@ -30,12 +30,36 @@ def _book(cli: Cli) -> TicketStore:
     return cli.store.ticket_book()
 
 
-def cmd_tickets(args: argparse.Namespace, cli: Cli) -> int:
+def _shop_names(cli: Cli, args: argparse.Namespace) -> list[str | None]:
+    """The shops ``--shop NAME`` or ``--shops SELECTOR`` (#18) name; ``[None]``: all shops."""
+    if args.shops is None:
+        return [args.shop]
+    if args.shop is not None:
+        raise InvalidInput("--shops", "give --shop or --shops, not both")
+    from .shops import picked_shops
+
+    return [s.name for s in picked_shops(cli, args.shops)]
+
+
+def _open_tickets(cli: Cli, args: argparse.Namespace, *, state: str | None = "open",
+                  older_than_s: float | None = None, limit: int = 100) -> list[Ticket]:
+    """The tickets of the shops the options name, by id like the store (one read per shop)."""
     book = _book(cli)
+    rows: list[Ticket] = []
+    for name in _shop_names(cli, args):
+        rows += book.tickets(state=state, shop=name, platform=getattr(args, "platform", None),
+                             task_type=getattr(args, "type", None),
+                             older_than_s=older_than_s, limit=limit)
+    rows.sort(key=lambda t: t.id)
+    return rows[:limit]
+
+
+def cmd_tickets(args: argparse.Namespace, cli: Cli) -> int:
+    if args.limit < 1:
+        raise InvalidInput("--limit", "must be at least 1")
     state = None if args.all else "open"
     older = args.older_than_min * 60 if args.older_than_min is not None else None
-    rows = book.tickets(state=state, shop=args.shop, platform=args.platform,
-                        task_type=args.type, older_than_s=older, limit=args.limit)
+    rows = _open_tickets(cli, args, state=state, older_than_s=older, limit=args.limit)
     now = cli.store.clock.now()
     sla = cli.settings.rescue.ticket_sla_min * 60
     if cli.json:
@@ -88,6 +112,11 @@ def cmd_ticket(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def cmd_answer(args: argparse.Namespace, cli: Cli) -> int:
+    if args.shops is not None:
+        return _answer_many(args, cli)
+    if args.id is None:
+        raise InvalidInput("ID", "give a ticket's id, or --shops SELECTOR to answer every open "
+                                 "ticket of the shops it picks")
     book = _book(cli)
     act, rule_act = parse_answer(args.action, args.rule)
     before = book.ticket(args.id)
@@ -110,8 +139,53 @@ def cmd_answer(args: argparse.Namespace, cli: Cli) -> int:
     return 0
 
 
+def _answer_many(args: argparse.Namespace, cli: Cli) -> int:
+    """``answer --shops SELECTOR --action A [--note N]``: every open ticket of the picked shops
+    gets the same answer (#18). Every ticket is checked before the first answer is written: one
+    that would resend a write of unknown outcome without ``--confirm-resend`` refuses the
+    whole batch, nothing answered."""
+    if args.id is not None:
+        raise InvalidInput("--shops", "give a ticket's id or --shops, not both")
+    if args.rule is not None:
+        raise InvalidInput("--rule", "a rule is made from one ticket's failure: answer that "
+                                     "ticket by its id to make one")
+    act, _ = parse_answer(args.action, None)
+    args.shop = None
+    tickets = _open_tickets(cli, args, limit=10_000)
+    for t in tickets:
+        try:
+            check_write_safety(t.kind, act, confirm_resend=args.confirm_resend)
+        except InvalidInput as exc:
+            raise InvalidInput(exc.field, f"ticket {t.id} ({t.shop}): {exc.reason}; "
+                                          "no ticket was answered") from None
+    book = _book(cli)
+    done = [book.answer(t.id, act, note=args.note or "") for t in tickets]
+    if cli.json:
+        cli.out([t.to_json() for t in done])
+    elif not done:
+        print("no open tickets for these shops")
+    else:
+        for t in done:
+            print(f"ticket {t.id} ({t.shop}) answered {args.action}: task {t.task_id} is "
+                  f"{cli.store.task(t.task_id).state.value}")
+    return 0
+
+
+def _quarantined(cli: Cli, args: argparse.Namespace) -> list[Any]:
+    """Quarantined tasks of the shops ``--shops`` picks (all without it), newest first."""
+    if args.shops is None:
+        return _book(cli).quarantined(limit=args.limit)
+    from .shops import picked_shops
+
+    rows: list[Any] = []
+    for shop in picked_shops(cli, args.shops):
+        rows += cli.store.tasks(state="quarantined", shop=shop.name, limit=args.limit)
+    rows.sort(key=lambda t: -t.id)
+    return rows[:args.limit]
+
+
 def cmd_quarantine(args: argparse.Namespace, cli: Cli) -> int:
-    rows = _book(cli).quarantined(limit=args.limit)
+    rows = _quarantined(cli, args)
     if cli.json:
         cli.out([t.to_json() for t in rows])
         return 0
@@ -125,8 +199,18 @@ def cmd_quarantine(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def cmd_release(args: argparse.Namespace, cli: Cli) -> int:
-    _book(cli).release(args.id)
-    print(f"task {args.id} released from quarantine (queued again)")
+    if (args.id is None) == (args.shops is None):
+        raise InvalidInput("ID", "give a quarantined task's id or --shops SELECTOR (not both)")
+    if args.id is not None:
+        ids = [args.id]
+    else:
+        args.limit = 10_000
+        ids = [t.id for t in _quarantined(cli, args)]
+        if not ids:
+            print("no quarantined tasks for these shops")
+    for task_id in ids:
+        _book(cli).release(task_id)
+        print(f"task {task_id} released from quarantine (queued again)")
     return 0
 
 
@@ -171,6 +255,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("tickets", parents=[common], help="exception tickets waiting for a person")
     p.add_argument("--all", action="store_true", help="answered and closed ones too")
     p.add_argument("--shop")
+    p.add_argument("--shops", metavar="SELECTOR",
+                   help="the tickets of the shops it picks (platform:pdd, tag:north, pdd-*)")
     p.add_argument("--platform")
     p.add_argument("--type", help="task type")
     p.add_argument("--older-than-min", type=float, metavar="M")
@@ -184,8 +270,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_ticket, readonly=True)
 
-    p = sub.add_parser("answer", parents=[common], help="answer a ticket")
-    p.add_argument("id", type=int)
+    p = sub.add_parser("answer", parents=[common],
+                       help="answer a ticket (or, with --shops, every open ticket of some shops)")
+    p.add_argument("id", type=int, nargs="?")
+    p.add_argument("--shops", metavar="SELECTOR",
+                   help="answer every open ticket of the shops it picks the same way "
+                        "(no --rule; checked as a whole before anything is written)")
     p.add_argument("--action", required=True, choices=[a.value for a in Answer])
     p.add_argument("--note", default="")
     p.add_argument("--rule", choices=[a.value for a in RuleAction],
@@ -200,11 +290,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("quarantine", parents=[common], help="poison-pill tasks")
     p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--shops", metavar="SELECTOR", help="those of the shops it picks")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_quarantine, readonly=True)
 
-    p = sub.add_parser("release", parents=[common], help="requeue a quarantined task")
-    p.add_argument("id", type=int)
+    p = sub.add_parser("release", parents=[common],
+                       help="requeue a quarantined task (or those of the shops --shops picks)")
+    p.add_argument("id", type=int, nargs="?")
+    p.add_argument("--shops", metavar="SELECTOR",
+                   help="release every quarantined task of the shops it picks")
+    p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_release)
 
     p = sub.add_parser("kb", parents=[common], help="the knowledge base of answers")

@@ -114,7 +114,8 @@ class Engine(Dispatcher):
         self._watch("lease-renewal", self._job_renew)
         self._watch("metrics", self._job_metrics)
         self._watch("scheduler", lambda: scheduler_job(  # #18: schedules fire
-            self.astore, self.clock, self.bus.publish, self._poke))
+            self.astore, self.clock, self.bus.publish, self._poke,
+            tick_s=self.settings.queue.schedule_tick_s))
 
     async def run(self) -> None:
         """Claim and run tasks until :meth:`stop`; raises if a background job died."""

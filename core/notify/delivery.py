@@ -15,12 +15,16 @@ only on the dispatcher's own thread, never on an event loop. Failures are classi
 
 from __future__ import annotations
 
+import os
 import random
+import stat
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 
 from core.notify.platforms import Request, Verdict, judge
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 DEFAULT_TIMEOUT_S = 10.0
 MAX_ATTEMPTS = 12
@@ -58,6 +62,38 @@ def send(kind: str, req: Request, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Ve
         return Verdict(False, True, f"cannot connect: {exc.reason}")
     except (ConnectionError, OSError) as exc:
         return Verdict(False, True, f"connection failed: {exc}")
+
+
+def read_screenshot(path: str, *, max_bytes: int) -> tuple[bytes | None, str]:
+    """A ticket's screenshot for a message: ``(png, "")``, or ``(None, why not)``.
+
+    Blocking (the dispatcher's thread, never an event loop). Only what the runner's evidence
+    writer makes is sent: a regular file (not followed through a symlink) that is a PNG, at
+    most ``max_bytes`` (the platform's cap). The path comes from the store, which on a fleet
+    others can write: a path to anything that is not a screenshot sends nothing.
+    """
+    if not path or not os.path.isabs(path) or not path.lower().endswith(".png"):
+        return None, "not a screenshot path"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        return None, f"cannot read it: {exc.strerror or exc}"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, "not a regular file"
+        if st.st_size > max_bytes:
+            return None, f"{st.st_size:,} bytes, over the platform's {max_bytes:,}"
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        return None, f"over the platform's {max_bytes:,} bytes"
+    if not data.startswith(PNG_MAGIC):
+        return None, "not a PNG image"
+    return data, ""
 
 
 def backoff_s(attempt: int, *, base_s: float = BASE_S, cap_s: float = CAP_S,

@@ -10,7 +10,9 @@ engine's loop, so it only turns a bus event into a :class:`NotifyEvent` (no I/O)
 to the notifier's own thread, which looks the shop up, calls :func:`route` (a write to the
 store's outbox) and wakes the :class:`Dispatcher`. What becomes an alert:
 
-* :class:`~core.events.TicketOpened` → ``ticket`` (id ``ticket:<id>``);
+* :class:`~core.events.TicketOpened` → ``ticket`` (id ``ticket:<id>``; when a target takes
+  screenshots, the path of the ticket's masked screenshot is looked up here and kept with
+  the alert — the dispatcher reads the file when it sends);
 * a task entering ``quarantined`` → ``quarantine`` (``quarantine:<task>:<at>``);
 * a breaker entering ``open`` → ``breaker_open`` (``breaker:<name>:<at>``);
 * a worker whose heartbeat stopped (the store's worker list says ``lost``; checked every
@@ -33,6 +35,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
@@ -150,6 +153,7 @@ class NotifyStore(_Meta, Protocol):
     """What the notifier needs of a store."""
 
     def outbox(self) -> Outbox: ...
+    def ticket_book(self) -> Any: ...
     def shop(self, name: str) -> Any: ...
     def workers(self) -> list[Any]: ...
     def counts_snapshot(self, day_start: float, day_end: float) -> CountsSnapshot: ...
@@ -209,10 +213,21 @@ class Notifier:
                 shop = ShopRef(rec.name, rec.platform)
             except InvalidInput:
                 shop = ShopRef(alert.shop, alert.platform)
+        if alert.kind == "ticket" and not alert.screenshot and any(
+                t.screenshots for t in self.targets):
+            alert = replace(alert, screenshot=self._screenshot_of(alert))
         names = route(self.outbox, self.targets, alert, shop=shop, now=self._now())
         if names:
             self.dispatcher.wake()
         return names
+
+    def _screenshot_of(self, alert: NotifyEvent) -> str:
+        """The path of the ticket's masked screenshot ("" when it has none)."""
+        try:
+            ticket = self.store.ticket_book().ticket(int(alert.detail["ticket"]))
+        except (InvalidInput, KeyError, ValueError):
+            return ""
+        return str((ticket.evidence or {}).get("screenshot", ""))
 
     def watch_once(self) -> None:
         """Lost workers and the digest: one check (the thread calls it every ``watch_s``)."""

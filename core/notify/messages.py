@@ -99,7 +99,9 @@ class NotifyEvent:
     """Something that happened that a person may need to hear of.
 
     ``id`` is unique per event (e.g. ``ticket:42``); ``detail`` fills the catalogue's
-    placeholders (``ticket``, ``task``, ``domain``, ``worker``, ``schedule``).
+    placeholders (``ticket``, ``task``, ``domain``, ``worker``, ``schedule``). ``screenshot``
+    is the path of a ticket's masked screenshot (kept in the outbox, never put in a message:
+    only its bytes go, to targets that opted in).
     """
 
     id: str
@@ -109,6 +111,7 @@ class NotifyEvent:
     shop: str = ""
     platform: str = ""
     detail: Mapping[str, str | int] = field(default_factory=dict)
+    screenshot: str = ""
 
     def line(self, lang: str) -> str:
         if self.kind == "digest":  # the digest is several lines on purpose

@@ -16,6 +16,12 @@ waits for a chat server. A :class:`Dispatcher` on its own thread drains the outb
    :data:`~core.notify.delivery.MAX_ATTEMPTS` reached). A failed batch is retried before any
    newer event of that target goes out.
 
+A target with ``screenshots = true`` also gets the masked screenshots of the batch's tickets
+(at most :data:`MAX_SCREENSHOTS` a message; each read here, on the dispatcher's thread, and
+capped at the platform's size): inside the webhook's envelope, or as WeCom image messages
+right after the markdown. The batch is delivered when all its requests are: a failed image
+retries the batch (the text may then arrive twice, with the same message id — at-least-once).
+
 :meth:`Outbox.health` tells the console which targets fail (since when, why, how many events
 were given up): a failing target is reported once there, not in every task.
 
@@ -36,11 +42,15 @@ from typing import Protocol
 
 from core.notify import delivery
 from core.notify.messages import Message, NotifyEvent, coalesce, message_id
-from core.notify.platforms import Request, Verdict, build_request
-from core.notify.targets import Target
+from core.notify.platforms import Request, Screenshot, Verdict, build_request, image_requests
+from core.notify.targets import SCREENSHOT_MAX_BYTES, Target
 from core.selectors import ShopLike
 
 log = logging.getLogger(__name__)
+
+MAX_SCREENSHOTS = 3
+"""Screenshots sent with one message at most (a storm of tickets is one message, not 50
+pictures; the console has the rest)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,16 +294,42 @@ class Dispatcher:
         self.passes += 1
         return attempted
 
+    def screenshots(self, t: Target, events: Sequence[NotifyEvent]) -> list[Screenshot]:
+        """The screenshots ``t`` gets with these events (none unless it opted in). Blocking
+        file reads: called on the dispatcher's thread only."""
+        if not t.screenshots or t.kind not in SCREENSHOT_MAX_BYTES:
+            return []
+        shots: list[Screenshot] = []
+        for e in events:
+            if not e.screenshot or len(shots) >= MAX_SCREENSHOTS:
+                continue
+            png, why = delivery.read_screenshot(e.screenshot,
+                                                max_bytes=SCREENSHOT_MAX_BYTES[t.kind])
+            if png is None:
+                log.warning("notify: %s: the screenshot of %s is left out: %s", t.name, e.id,
+                            why)
+                continue
+            shots.append(Screenshot(e.id, png))
+        return shots
+
     def _deliver(self, t: Target, batch: Batch, now: float) -> None:
         msg = coalesce(batch.events, t.lang)
         if msg.id != batch.id:  # never: both come from message_id(events)
             raise AssertionError("batch and message ids differ")
+        sends = self._sends.setdefault(t.name, deque())
         try:
-            verdict = self._send(t.kind, build_request(t, msg, now=now))
+            shots = self.screenshots(t, batch.events)
+            verdict = self._send(t.kind, build_request(t, msg, now=now, shots=shots))
+            sends.append(now)
+            for req in image_requests(t, msg, shots) if verdict.ok else []:
+                verdict = self._send(t.kind, req)
+                sends.append(now)
+                if not verdict.ok:
+                    break
         except Exception as exc:  # a bug or an odd platform answer: retry, and say so
             log.exception("notify: sending to %s failed", t.name)
             verdict = Verdict(False, True, f"{type(exc).__name__}: {exc}")
-        self._sends.setdefault(t.name, deque()).append(now)
+            sends.append(now)
         if self.on_message is not None:
             self.on_message(t, msg, verdict)
         if verdict.ok:

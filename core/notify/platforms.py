@@ -13,14 +13,23 @@
   9499 (bad request) are permanent.
 * **WeCom** group robot: POST ``{"msgtype": "markdown", "markdown": {"content"}}`` (at most
   4096 bytes); no signing (the URL's ``key`` is the secret). Answers 200 with
-  ``{"errcode": 0}``; 45009 (over the rate limit) is retried.
+  ``{"errcode": 0}``; 45009 (over the rate limit) is retried. A ticket's screenshot (target
+  ``screenshots = true``) follows the markdown as its own message ``{"msgtype": "image",
+  "image": {"base64", "md5"}}``: the PNG's base64 and the hex MD5 of its bytes, at most 2 MB
+  before encoding (:data:`~core.notify.targets.SCREENSHOT_MAX_BYTES`).
 * **Slack** incoming webhook: POST ``{"text": …, "blocks": [section mrkdwn]}``; answers 200
   with the body ``ok``; 4xx with a reason (``invalid_payload``, ``no_service``); 429 with
   ``Retry-After``.
 * **webhook** (generic): POST a JSON envelope ``{"id", "source": "shopfleet", "title", "text",
-  "lang", "counts", "events": [{"id", "kind", "at", …}]}`` with ``X-ShopFleet-Message-Id``;
+  "lang", "counts", "events": [{"id", "kind", "at", …}]}`` with ``X-ShopFleet-Message-Id``
+  (with ``screenshots = true`` also ``"screenshots": [{"event", "png_base64", "md5"}]``, inside
+  the signed body);
   with a secret, ``X-ShopFleet-Timestamp`` (seconds) and ``X-ShopFleet-Signature: sha256=`` hex
   HMAC-SHA256 of ``timestamp + "." + body``. Any 2xx is success.
+
+DingTalk, Feishu and Slack webhooks cannot carry a screenshot (an image must be hosted at a
+public URL or uploaded with an app's token): :func:`~core.notify.targets.parse_target`
+refuses ``screenshots`` there, naming the field and why.
 """
 
 from __future__ import annotations
@@ -29,7 +38,8 @@ import base64
 import hashlib
 import hmac
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote_plus
 
@@ -47,6 +57,22 @@ RETRYABLE_CODES: dict[str, frozenset[int]] = {
     "feishu": frozenset({11232}),
     "wecom": frozenset({45009, -1}),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Screenshot:
+    """A ticket's masked screenshot, read for sending (``event``: the alert it belongs to)."""
+
+    event: str
+    png: bytes = field(repr=False)
+
+    @property
+    def md5(self) -> str:
+        return hashlib.md5(self.png, usedforsecurity=False).hexdigest()
+
+    @property
+    def base64(self) -> str:
+        return base64.b64encode(self.png).decode("ascii")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +114,24 @@ def _json(obj: Any) -> bytes:
     return json.dumps(obj, ensure_ascii=False).encode()
 
 
-def build_request(target: Target, msg: Message, *, now: float) -> Request:
-    """The request that delivers ``msg`` to ``target`` at time ``now`` (signed if needed)."""
+def image_requests(target: Target, msg: Message, shots: Sequence[Screenshot]
+                   ) -> list[Request]:
+    """The extra requests that carry ``shots`` after ``msg`` (WeCom: one image message each;
+    the webhook carries them inside its envelope, other kinds take none)."""
+    if target.kind != "wecom":
+        return []
+    return [Request(target.url,
+                    _json({"msgtype": "image", "image": {"base64": s.base64, "md5": s.md5}}),
+                    {"Content-Type": "application/json; charset=utf-8",
+                     "User-Agent": "ShopFleet-notify/1",
+                     "X-ShopFleet-Message-Id": f"{msg.id}:{i + 1}"})
+            for i, s in enumerate(shots)]
+
+
+def build_request(target: Target, msg: Message, *, now: float,
+                  shots: Sequence[Screenshot] = ()) -> Request:
+    """The request that delivers ``msg`` to ``target`` at time ``now`` (signed if needed);
+    the webhook's envelope carries ``shots`` (see :func:`image_requests` for WeCom)."""
     headers = {"Content-Type": "application/json; charset=utf-8",
                "User-Agent": "ShopFleet-notify/1", "X-ShopFleet-Message-Id": msg.id}
     url = target.url
@@ -120,9 +162,14 @@ def build_request(target: Target, msg: Message, *, now: float) -> Request:
                                   "text": {"type": "mrkdwn", "text": text}}]})
         return Request(url, body, headers)
     if target.kind == "webhook":
-        body = _json({"id": msg.id, "source": "shopfleet", "title": msg.title,
-                      "text": msg.text, "lang": msg.lang, "counts": dict(msg.counts),
-                      "events": [e.as_json() for e in msg.events]})
+        envelope: dict[str, Any] = {
+            "id": msg.id, "source": "shopfleet", "title": msg.title, "text": msg.text,
+            "lang": msg.lang, "counts": dict(msg.counts),
+            "events": [e.as_json() for e in msg.events]}
+        if shots:
+            envelope["screenshots"] = [{"event": s.event, "png_base64": s.base64, "md5": s.md5}
+                                       for s in shots]
+        body = _json(envelope)
         if target.secret:
             ts = int(now)
             headers["X-ShopFleet-Timestamp"] = str(ts)

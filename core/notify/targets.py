@@ -15,6 +15,8 @@ A ``[[notify]]`` entry in the configuration (or one ``shopfleet notify add`` wri
     rate_per_min = 20                 # messages a minute at most (DingTalk's documented cap)
     batch_window_s = 10               # events within this window become one message
     lang = "zh_CN"                    # zh_CN | en
+    screenshots = false               # wecom and webhook only: a ticket's (masked) screenshot
+                                      # goes along; evidence may hold customer data, so opt in
 
 Every field is checked by :func:`parse_target`; bad input raises
 :class:`~core.errors.SpecError` naming the field (``notify.url``) and why.
@@ -40,7 +42,23 @@ LANGS: tuple[str, ...] = ("zh_CN", "en")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _HHMM = re.compile(r"([01]\d|2[0-3]):([0-5]\d)")
 _KEYS = {"name", "kind", "url", "secret", "events", "shops", "quiet_hours", "tz",
-         "rate_per_min", "batch_window_s", "lang"}
+         "rate_per_min", "batch_window_s", "lang", "screenshots"}
+
+SCREENSHOT_MAX_BYTES: dict[str, int] = {
+    "wecom": 2 * 1024 * 1024,    # WeCom group robot, msgtype image: at most 2 MB before base64
+    "webhook": 2 * 1024 * 1024,  # our own envelope: the same cap, so one setting fits both
+}
+"""Kinds that can carry a ticket's screenshot, and the most bytes of PNG each takes."""
+
+NO_SCREENSHOTS: dict[str, str] = {
+    "dingtalk": "a DingTalk custom robot shows images only from a public URL (markdown or "
+                "link picUrl); it cannot take the image itself, and ShopFleet hosts nothing",
+    "feishu": "a Feishu custom bot sends an image only by an image_key, which needs an app's "
+              "token to upload; a webhook bot has none",
+    "slack": "a Slack incoming webhook shows images only from a public image_url or a file "
+             "uploaded with a bot token; a webhook has neither",
+}
+"""Why the other kinds refuse ``screenshots`` (their documented webhook APIs)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +102,8 @@ class Target:
     rate_per_min: int = 20
     batch_window_s: float = 10.0
     lang: str = "zh_CN"
+    screenshots: bool = False
+    """Send a ticket's masked screenshot along (#19; only kinds in SCREENSHOT_MAX_BYTES)."""
 
     def wants(self, kind: str, shop: ShopLike | None) -> bool:
         """Whether an event of ``kind`` about ``shop`` (``None``: no shop) goes here."""
@@ -184,9 +204,17 @@ def parse_target(raw: Mapping[str, Any], *, prefix: str = "notify") -> Target:
     lang = raw.get("lang", "zh_CN")
     if lang not in LANGS:
         raise _fail(prefix, "lang", f"unknown language {lang!r}; one of {', '.join(LANGS)}")
+    screenshots = raw.get("screenshots", False)
+    if not isinstance(screenshots, bool):
+        raise _fail(prefix, "screenshots", "must be true or false")
+    if screenshots and kind not in SCREENSHOT_MAX_BYTES:
+        raise _fail(prefix, "screenshots", f"{kind} cannot carry screenshots: "
+                    f"{NO_SCREENSHOTS[kind]} (screenshots work with: "
+                    f"{', '.join(SCREENSHOT_MAX_BYTES)})")
     return Target(name=name, kind=kind, url=url, secret=secret,
                   events=frozenset(events_raw), shops=shops, quiet=quiet,
-                  rate_per_min=rate, batch_window_s=float(window), lang=lang)
+                  rate_per_min=rate, batch_window_s=float(window), lang=lang,
+                  screenshots=screenshots)
 
 
 def parse_targets(raws: Sequence[Mapping[str, Any]]) -> list[Target]:

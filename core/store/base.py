@@ -297,8 +297,10 @@ class Store(Protocol):
         """The store's durable notification outbox (:mod:`core.notify.outbox`)."""
     def counts_snapshot(self, day_start: float, day_end: float) -> CountsSnapshot:
         """The daily digest's counts for tasks finished and tickets opened in [start, end)."""
-    def search(self, place: str, text: str, *, limit: int = 100) -> list[dict[str, Any]]:
-        """Rows of ``results``, ``tickets`` or ``kb`` holding every word of ``text``.
+    def search(self, place: str, text: str, *, limit: int = 100,
+               shops: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """Rows of ``results``, ``tickets`` or ``kb`` holding every word of ``text`` (only
+        those of ``shops`` when given; ``kb`` answers belong to no shop: SpecError).
 
         Raises:
             Refused: the store has no text search (Redis), said plainly.

@@ -148,9 +148,26 @@ class TaskEvent:
     reason: str
 
 
+BACKLOG_STATES = ("queued", "scheduled", "suspended")
+"""The states ``[queue] max_backlog`` bounds (the stores' submit checks count these)."""
+
+
+def backlog_of(counts: dict[str, int]) -> int:
+    """Tasks the backlog bound counts, from counts per state."""
+    return sum(int(counts.get(s, 0)) for s in BACKLOG_STATES)
+
+
 @dataclass(frozen=True)
 class QueueStatus:
-    """Counts and backlog at one instant."""
+    """Counts and backlog at one instant.
+
+    The backlog bound (``[queue] max_backlog``, DESIGN's "bounded (backpressure)") counts every
+    task that waits for a slot: queued, scheduled for later (``not_before``, a schedule's
+    firing) and suspended (preempted, back in line). A delayed task holds its place in the
+    bound from its submission, or a million tasks "for later" would flood the queue at their
+    time past the bound. ``backlog`` is that count; ``queued`` the tasks claimable now,
+    ``scheduled`` those waiting for their time (#18).
+    """
 
     at: float
     counts: dict[str, int]
@@ -161,6 +178,12 @@ class QueueStatus:
     busy_shops: dict[str, int] = field(default_factory=dict)
     top_score: float | None = None
     bottom_score: float | None = None
+    backlog: int = 0
+    """Tasks the bound counts (:data:`BACKLOG_STATES`), what a submission is refused at."""
+    scheduled: int = 0
+    """Tasks waiting for their ``not_before`` (part of ``backlog``, not of ``queued``)."""
+    next_scheduled_at: float | None = None
+    """When the first scheduled task joins the queue (``None``: none is scheduled)."""
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

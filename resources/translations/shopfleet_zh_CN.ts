@@ -775,6 +775,26 @@
         <translation>其他允许的来源</translation>
     </message>
     <message>
+        <source>e.g. north 华北 big (spaces or commas between tags)</source>
+        <translation>例如 north 华北 big（标签之间用空格或逗号分隔）</translation>
+    </message>
+    <message>
+        <source>give at least one tag</source>
+        <translation>请至少输入一个标签</translation>
+    </message>
+    <message>
+        <source>Remove tags from %1 shop(s)</source>
+        <translation>移除 %1 个店铺的标签</translation>
+    </message>
+    <message>
+        <source>Tag %1 shop(s)</source>
+        <translation>给 %1 个店铺添加标签</translation>
+    </message>
+    <message>
+        <source>A tag is letters (any script), digits, '_', '-' or '.'. Views, schedules and commands pick a group by its tag (tag:north).</source>
+        <translation>标签由字母（任何文字）、数字、'_'、'-' 或 '.' 组成。视图、定时任务和命令按标签选择店铺分组（tag:north）。</translation>
+    </message>
+    <message>
         <source>Replace the password of %1</source>
         <translation>更换 %1 的密码</translation>
     </message>
@@ -1339,6 +1359,22 @@ Store: %2</source>
     <message>
         <source>Set or replace the selected shop's password (stored encrypted)</source>
         <translation>设置或更换所选店铺的密码（加密保存）</translation>
+    </message>
+    <message>
+        <source>Tag shops…</source>
+        <translation>添加标签…</translation>
+    </message>
+    <message>
+        <source>Add tags to the selected shops (shop groups for --shops tag:…)</source>
+        <translation>给选中的店铺添加标签（店铺分组，可用 --shops tag:… 选择）</translation>
+    </message>
+    <message>
+        <source>Untag shops…</source>
+        <translation>移除标签…</translation>
+    </message>
+    <message>
+        <source>Remove tags from the selected shops</source>
+        <translation>移除选中店铺的标签</translation>
     </message>
     <message>
         <source>Import shops…</source>
@@ -2065,8 +2101,16 @@ Replace the shipped flow's file with this one? Choose No to save it under anothe
         <translation>最多排队任务数</translation>
     </message>
     <message>
-        <source>Submissions beyond this many waiting tasks are refused.</source>
-        <translation>等待中的任务超过此数量时拒绝新提交。</translation>
+        <source>Submissions beyond this many waiting tasks are refused (queued, scheduled for later or suspended).</source>
+        <translation>等待中的任务（排队、定时或挂起）超过此数量时拒绝新提交。</translation>
+    </message>
+    <message>
+        <source>Look for due schedules every (seconds)</source>
+        <translation>检查到期计划的间隔（秒）</translation>
+    </message>
+    <message>
+        <source>A schedule's firing starts at most this late (0.5 to 300).</source>
+        <translation>计划的触发最多延迟这么久开始（0.5 到 300）。</translation>
     </message>
     <message>
         <source>Extra room for urgent tasks (share)</source>
@@ -2545,8 +2589,16 @@ Replace the shipped flow's file with this one? Choose No to save it under anothe
         <translation>每种类型一个工作表</translation>
     </message>
     <message>
+        <source>one sheet</source>
+        <translation>单个工作表</translation>
+    </message>
+    <message>
         <source>one sheet per shop</source>
         <translation>每个店铺一个工作表</translation>
+    </message>
+    <message>
+        <source>XLSX only: CSV and JSON Lines are one table</source>
+        <translation>仅限 XLSX：CSV 和 JSON Lines 只有一张表</translation>
     </message>
     <message>
         <source>Preview</source>

@@ -592,7 +592,8 @@ ZH_CN.update({
     "Browser pool": "浏览器池",
     "Database": "数据库",
     "Most queued tasks": "最多排队任务数",
-    "Submissions beyond this many waiting tasks are refused.": "等待中的任务超过此数量时拒绝新提交。",
+    "Submissions beyond this many waiting tasks are refused (queued, scheduled for later or "
+    "suspended).": "等待中的任务（排队、定时或挂起）超过此数量时拒绝新提交。",
     "Room kept for urgent tasks": "紧急任务预留名额",
     "Queue places only urgent tasks may use when it is nearly full.":
         "队列接近满时只留给紧急任务的名额。",
@@ -820,4 +821,23 @@ ZH_CN.update({
     "format": "格式",
     "sheet per": "分表",
     "search (中文 too), Enter": "搜索（支持中文），回车",
+})
+# --- #18 shop groups: tags in the console
+ZH_CN.update({
+    "Tag shops…": "添加标签…",
+    "Untag shops…": "移除标签…",
+    "Add tags to the selected shops (shop groups for --shops tag:…)":
+        "给选中的店铺添加标签（店铺分组，可用 --shops tag:… 选择）",
+    "Remove tags from the selected shops": "移除选中店铺的标签",
+    "Tag %1 shop(s)": "给 %1 个店铺添加标签",
+    "Remove tags from %1 shop(s)": "移除 %1 个店铺的标签",
+    "e.g. north 华北 big (spaces or commas between tags)": "例如 north 华北 big（标签之间用空格或逗号分隔）",
+    "give at least one tag": "请至少输入一个标签",
+    "A tag is letters (any script), digits, '_', '-' or '.'. Views, schedules and commands pick a group by its tag (tag:north).":
+        "标签由字母（任何文字）、数字、'_'、'-' 或 '.' 组成。视图、定时任务和命令按标签选择店铺分组（tag:north）。",
+    "Look for due schedules every (seconds)": "检查到期计划的间隔（秒）",
+    "A schedule's firing starts at most this late (0.5 to 300).": "计划的触发最多延迟这么久开始（0.5 到 300）。",
+    # --- #19 the Results view
+    "one sheet": "单个工作表",
+    "XLSX only: CSV and JSON Lines are one table": "仅限 XLSX：CSV 和 JSON Lines 只有一张表",
 })

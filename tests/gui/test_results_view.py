@@ -98,3 +98,39 @@ def test_a_failing_target_is_named_in_the_status_bar(store: SqliteStore, reader:
     box.mark_failed(batch.id, now=1.0, error="HTTP 500", next_at=60.0)
     assert run(label.refresh()) == ["ops-dingtalk"]
     assert not label.isHidden() and "ops-dingtalk (HTTP 500" in label.text()
+
+
+def test_the_consoles_results_view_filter_preview_export(console: Any, run: Run,
+                                                         store: SqliteStore,
+                                                         tmp_path: Path) -> None:
+    """The Results view in the console itself, driven like an operator: showing it previews,
+    Enter in a filter box filters, Export opens a save dialog without blocking the loop and
+    the chosen file gets every record the filter passes (XLSX, one sheet per shop)."""
+    _done(store, "pdd-1", {"sku": ["A1", "A2"], "note": "买家说物流太慢了"})
+    _done(store, "pdd-2", {"sku": ["B1"], "note": "好评"})
+    _done(store, "temu-1", {"sku": ["T1"], "note": "great"})
+    view = console.results_view
+    console.show_tab("results")
+    run.until(lambda: view.table.rowCount() == 4)                 # shown: previewed at once
+    view.shops_box.setText("platform:pdd")
+    view.shops_box.returnPressed.emit()
+    run.until(lambda: view.table.rowCount() == 3)
+    assert {r["shop"] for r in view.rows} == {"pdd-1", "pdd-2"}
+    assert not view.sheets_box.isEnabled()                        # csv: one table
+    view.format_box.setCurrentText("xlsx")
+    assert view.sheets_box.isEnabled()
+    view.sheets_box.setCurrentIndex(view.sheets_box.findData("shop"))
+    view.export_btn.click()
+    dlg = view.dialog
+    assert dlg is not None and dlg.isVisible()                    # open(), not exec()
+    out = tmp_path / "pdd.xlsx"
+    dlg.fileSelected.emit(str(out))
+    dlg.reject()
+    run.until(lambda: "written" in view.message.text())
+    assert view.message.text() == f"3 records written to {out}"
+    book = openpyxl.load_workbook(out, read_only=True)
+    assert sorted(book.sheetnames) == ["pdd-1", "pdd-2"]
+    rows = list(book["pdd-1"].iter_rows(values_only=True))
+    book.close()
+    assert [r[rows[0].index("sku")] for r in rows[1:]] == ["A1", "A2"]
+    assert rows[1][rows[0].index("note")] == "买家说物流太慢了"

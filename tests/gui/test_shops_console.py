@@ -16,7 +16,7 @@ from core.secrets import decrypt_password
 from desktop import shops
 from tests.conftest import SHOPS
 from tests.gui.conftest import Run, make_settings
-from tests.gui.test_console import select, show
+from tests.gui.test_console import select, show, trigger
 
 pytestmark = pytest.mark.gui
 
@@ -144,3 +144,70 @@ def test_import_shows_each_row_error_and_adds_the_valid_rows_after_ok(
     assert {"imp-1", "imp-4"} <= names and "imp-2" not in names
     run.until(lambda: console.models["shops"].row_of("imp-4") >= 0)
     assert password_cell(console, "imp-4").data() == "missing"
+
+
+def tags_cell(window: Any, name: str) -> str:
+    m = window.models["shops"]
+    c = [col.key for col in m.columns].index("tags")
+    return str(m.index(m.row_of(name), c).data())
+
+
+def test_tags_in_the_shop_dialog_and_tag_untag_on_selected_shops(
+        console: Any, run: Run, store: SqliteStore) -> None:
+    """#18: tags are edited in the shop dialog (a bad one keeps the dialog open, nothing
+    written) and added to / removed from several selected shops at once."""
+    show(console, run, "shops")
+    dlg = shops.add_shop(console)
+    dlg.name.setText("grp-1")
+    dlg.platform.setText("pdd")
+    dlg.base_url.setText("https://pdd.example/grp-1")
+    dlg.tags.setText("North, -bad")
+    ok(dlg)
+    run.until(lambda: dlg.error.text() != "")
+    assert dlg.error.text().startswith("tags") and "'-bad'" in dlg.error.text()
+    assert dlg.isVisible() and "grp-1" not in [s.name for s in store.shops()]
+    dlg.tags.setText("North, 华北")
+    ok(dlg)
+    run.until(lambda: not dlg.isVisible())
+    assert store.shop("grp-1").tags == ("north", "华北")
+    run.until(lambda: console.models["shops"].row_of("grp-1") >= 0)
+    assert tags_cell(console, "grp-1") == "north 华北"
+
+    select(console, run, "shops", "grp-1")
+    edit = shops.edit_shop(console)
+    assert edit is not None and edit.tags.text() == "north 华北"
+    edit.username.setText("grp-user")
+    edit.tags.setText("x" * 41)                                  # refused: too long
+    ok(edit)
+    run.until(lambda: edit.error.text() != "")
+    assert edit.error.text().startswith("tags") and edit.isVisible()
+    assert store.shop("grp-1").username == ""                    # nothing written
+    edit.tags.setText("east north")
+    ok(edit)
+    run.until(lambda: not edit.isVisible())
+    assert store.shop("grp-1").tags == ("east", "north")         # 华北 gone, east added
+
+    panel = console.panels["shops"]
+    panel.select_ids(["pdd-1", "temu-1"])
+    trigger(console, "tag_shops")
+    tag = console.dialog
+    assert isinstance(tag, shops.TagDialog) and tag.names == ["pdd-1", "temu-1"]
+    tag.tags.setText("promo bad!")
+    ok(tag)
+    run.until(lambda: tag.error.text() != "")
+    assert tag.error.text().startswith("tags") and store.shop("pdd-1").tags == ()
+    tag.tags.setText("promo, north")
+    ok(tag)
+    run.until(lambda: not tag.isVisible())
+    assert [store.shop(n).tags for n in ("pdd-1", "temu-1")] == [("north", "promo")] * 2
+    run.until(lambda: tags_cell(console, "temu-1") == "north promo")
+    panel.select_ids(["pdd-1", "grp-1"])
+    trigger(console, "untag_shops")
+    untag = console.dialog
+    assert isinstance(untag, shops.TagDialog) and untag.remove
+    untag.tags.setText("north")
+    ok(untag)
+    run.until(lambda: not untag.isVisible())
+    assert store.shop("pdd-1").tags == ("promo",)
+    assert store.shop("grp-1").tags == ("east",)
+    assert store.shop("temu-1").tags == ("north", "promo")       # not selected: unchanged

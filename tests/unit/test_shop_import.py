@@ -4,6 +4,7 @@ valid rows imported with their origins and encrypted passwords; ``shopfleet shop
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,35 @@ def test_cli_import_all_or_nothing_unless_told(tmp_path: Path,
     assert "pdd-1" in out and "password set" in out
     code, out = run(capsys, "shop", "import", str(bad), "--db", db)   # now they exist
     assert code == 2 and "exists already" in out
+
+
+def test_a_tags_column_is_read_normalised_and_imported(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """#18: shop groups come with the shop list: ``tags`` separated by spaces, commas or
+    semicolons, normalised like ``shop tag``; a bad tag is an error of its row, naming
+    ``tags`` and the tag, and that row only is left out."""
+    text = ("name,platform,base_url,tags\n"
+            "pdd-1,pdd,https://pdd.example/1,\"North, 华北;Big  north\"\n"
+            "pdd-2,pdd,https://pdd.example/2,\n"
+            "pdd-3,pdd,https://pdd.example/3,ok -bad\n"
+            "pdd-4,pdd,https://pdd.example/4," + " ".join(f"t{i}" for i in range(33)) + "\n"
+            "pdd-5,pdd,https://pdd.example/5," + "x" * 41 + "\n")
+    found = read_shop_list(write(tmp_path, text))
+    assert [(r.name, r.tags) for r in found.rows] == [
+        ("pdd-1", ("big", "north", "华北")), ("pdd-2", ())]
+    assert [(e.line, e.field) for e in found.errors] == [(4, "tags"), (5, "tags"),
+                                                         (6, "tags")]
+    assert "'-bad'" in found.errors[0].reason
+    assert "at most 32 tags" in found.errors[1].reason
+    assert "longer than 40" in found.errors[2].reason
+    db = str(tmp_path / "t.db")
+    code, out = run(capsys, "shop", "import", str(write(tmp_path, text)), "--db", db)
+    assert code == 2 and "line 4: tags:" in out and "nothing imported" in out
+    code, out = run(capsys, "shop", "import", str(write(tmp_path, text)), "--skip-invalid",
+                    "--db", db)
+    assert code == 0 and "2 shop(s) imported" in out
+    code, out = run(capsys, "shops", "--shops", "tag:华北", "--json", "--db", db)
+    assert [s["name"] for s in json.loads(out)] == ["pdd-1"]
+    with SqliteStore(db) as store:
+        assert store.shop("pdd-1").tags == ("big", "north", "华北")
+        assert store.shop("pdd-2").tags == ()

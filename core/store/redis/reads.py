@@ -24,6 +24,7 @@ from ..records import (
     TaskEvent,
     TaskRecord,
     TaskState,
+    backlog_of,
 )
 from .connection import HALF_SPAN, RedisConnection, _f, _j
 from .keys import BAND_SPAN
@@ -227,7 +228,8 @@ class RedisReads(RedisConnection):
         pipe.hgetall(k.shop_running)
         pipe.zrange(k.ready, 0, 0, withscores=True)
         pipe.zrange(k.ready, -1, -1, withscores=True)
-        raw_counts, age0, hard_ids, running, top, bottom = pipe.execute()
+        pipe.zrange(k.scheduled, 0, 0, withscores=True)
+        raw_counts, age0, hard_ids, running, top, bottom, sched0 = pipe.execute()
         counts = {s.value: 0 for s in TaskState}
         counts.update({s: int(n) for s, n in raw_counts.items()})
         oldest = [float(age0[0][1])] if age0 else []
@@ -248,7 +250,9 @@ class RedisReads(RedisConnection):
 
         return QueueStatus(
             at=now, counts=counts, queued=counts.get("queued", 0),
-            max_backlog=self._q.max_backlog,
+            max_backlog=self._q.max_backlog, backlog=backlog_of(counts),
+            scheduled=counts.get("scheduled", 0),
+            next_scheduled_at=float(sched0[0][1]) if sched0 else None,
             oldest_wait_s=max(0.0, now - min(oldest)) if oldest else 0.0,
             hard_aged=len(hard_ids), busy_shops=busy, top_score=score(top),
             bottom_score=score(bottom))
@@ -335,7 +339,8 @@ class RedisReads(RedisConnection):
                     if left <= 0:
                         return
 
-    def search(self, place: str, text: str, *, limit: int = 100) -> list[dict[str, Any]]:
+    def search(self, place: str, text: str, *, limit: int = 100,
+               shops: Sequence[str] | None = None) -> list[dict[str, Any]]:
         raise Refused(NOT_ON_REDIS)
 
     def counts_snapshot(self, day_start: float, day_end: float) -> CountsSnapshot:

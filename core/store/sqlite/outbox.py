@@ -90,14 +90,18 @@ _TARGET_ROW = "INSERT INTO outbox_targets (target) VALUES (?) ON CONFLICT (targe
 
 
 def event_json(event: NotifyEvent) -> str:
-    return json.dumps(event.as_json(), ensure_ascii=False, sort_keys=True)
+    d = event.as_json()
+    if event.screenshot:  # not in as_json: a local path is nobody else's business
+        d["screenshot"] = event.screenshot
+    return json.dumps(d, ensure_ascii=False, sort_keys=True)
 
 
 def event_of(text: str) -> NotifyEvent:
     d: dict[str, Any] = json.loads(text)
     return NotifyEvent(id=str(d["id"]), kind=str(d["kind"]), at=float(d["at"]),
                        headline=str(d.get("headline", "")), shop=str(d.get("shop", "")),
-                       platform=str(d.get("platform", "")), detail=dict(d.get("detail") or {}))
+                       platform=str(d.get("platform", "")), detail=dict(d.get("detail") or {}),
+                       screenshot=str(d.get("screenshot", "")))
 
 
 def enqueue_op(conn: sqlite3.Connection, target: str, event: NotifyEvent, now: float) -> bool:

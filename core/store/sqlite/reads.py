@@ -25,7 +25,7 @@ from ...priority import (
     KEY_SCALE,
     score_from_key,
 )
-from ...search import search
+from ...search import search, shop_condition
 from ..base import WorkerInfo, worker_info
 from ..prepare import check_listing
 from ..records import (
@@ -34,6 +34,7 @@ from ..records import (
     TaskEvent,
     TaskRecord,
     TaskState,
+    backlog_of,
 )
 from . import sql
 from .connection import SqliteConnections
@@ -189,11 +190,14 @@ class SqliteReads(SqliteConnections):
                 sql.RUNNING_PER_SHOP)}
             top = conn.execute(sql.TOP_KEY).fetchone()
             bottom = conn.execute(sql.BOTTOM_KEY).fetchone()
+            next_sched = conn.execute(sql.NEXT_SCHEDULED).fetchone()[0]
         finally:
             conn.execute("COMMIT")
         return QueueStatus(
             at=now, counts=counts, queued=counts.get("queued", 0),
-            max_backlog=self._q.max_backlog,
+            max_backlog=self._q.max_backlog, backlog=backlog_of(counts),
+            scheduled=counts.get("scheduled", 0),
+            next_scheduled_at=float(next_sched) if next_sched is not None else None,
             oldest_wait_s=max(0.0, now - oldest) if oldest is not None else 0.0,
             hard_aged=int(hard), busy_shops=busy,
             top_score=score_from_key(top[0], now, self._aging_per_s) if top else None,
@@ -260,9 +264,12 @@ class SqliteReads(SqliteConnections):
     def count_results(self, flt: ResultFilter) -> int:
         return count_results(self._reader(), flt)
 
-    def search(self, place: str, text: str, *, limit: int = 100) -> list[dict[str, Any]]:
+    def search(self, place: str, text: str, *, limit: int = 100,
+               shops: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """Text search (:func:`core.search.search`) on this thread's reader."""
-        return search(sqlite_utils.Database(self._reader()), place, text, limit=limit)
+        where, where_args = shop_condition(place, shops)
+        return search(sqlite_utils.Database(self._reader()), place, text, limit=limit,
+                      where=where, where_args=where_args)
 
     def counts_snapshot(self, day_start: float, day_end: float) -> CountsSnapshot:
         """The daily digest's counts: tasks finished per shop in [start, end), open tickets

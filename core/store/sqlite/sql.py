@@ -97,7 +97,7 @@ TASK_STATE_AND_PRIORITY = (
 
 UNPAUSE_DOMAIN = "DELETE FROM paused_domains WHERE domain = ?"
 
-WAITING_COUNT = (
+WAITING_COUNT = (  # records.BACKLOG_STATES: what [queue] max_backlog bounds
     "SELECT sum(n) FROM state_counts WHERE state IN "
     "('queued', 'suspended', 'scheduled')")
 
@@ -246,6 +246,8 @@ SHOP_BY_NAME = "SELECT * FROM shops WHERE name = ?"
 SHOP_PASSWORD = "SELECT password_enc FROM shops WHERE name = ?"
 
 STATE_COUNTS = "SELECT state, n FROM state_counts"
+
+NEXT_SCHEDULED = "SELECT min(not_before) FROM tasks WHERE state = 'scheduled'"
 
 NEXT_DUE = ("SELECT min(coalesce(not_before, 0)) FROM tasks "
             "WHERE state IN ('queued', 'suspended')")
