@@ -30,10 +30,33 @@ from .parser import build_parser
 __all__ = ["Cli", "build_parser", "main"]
 
 
+SELECTOR_OPTIONS = ("--shops",)
+"""Options whose value is a shop selector, which may start with "-" (``-tag:test``)."""
+
+
+def negations_as_values(argv: list[str]) -> list[str]:
+    """``--shops -tag:test`` as ``--shops=-tag:test``: argparse would read a value that starts
+    with "-" as an option, and a selector's NOT is a leading "-" (core.selectors). Short
+    options ("-h", "-o") stay options: a selector atom is longer than two characters."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        if a in SELECTOR_OPTIONS and nxt.startswith("-") and not nxt.startswith("--") \
+                and len(nxt) > 2:
+            out.append(f"{a}={nxt}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (also used as the console script)."""
     parser = build_parser()
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = negations_as_values(list(sys.argv[1:] if argv is None else argv))
     try:
         args = merge_common(parser.parse_args(argv))
     except UsageError as exc:

@@ -72,6 +72,10 @@ def test_tickets_lists_the_tickets_of_the_picked_shops(db: str,
     assert [t["shop"] for t in json.loads(out)] == ["pdd-1", "pdd-2"]
     code, out, _ = run(capsys, "tickets", "--shops=-platform:pdd", "--json", "--db", db)
     assert [t["shop"] for t in json.loads(out)] == ["temu-1"]
+    # A selector that starts with its NOT is a value, not an option, also after a space.
+    code, out, err = run(capsys, "tickets", "--shops", "-platform:pdd", "--json", "--db", db)
+    assert code == 0, err
+    assert [t["shop"] for t in json.loads(out)] == ["temu-1"]
     code, out, _ = run(capsys, "tickets", "--shops", "*", "--limit", "2", "--json", "--db", db)
     assert [t["id"] for t in json.loads(out)] == [1, 2]     # by id, like the store, cut
 
@@ -183,3 +187,14 @@ def test_shop_tag_and_untag_by_selector(db: str, capsys: pytest.CaptureFixture[s
     with SqliteStore(db, clock=FakeClock()) as store:
         assert store.shop("pdd-1").tags == ("promo", "summer")   # nothing written
     assert _snapshot(db) == before
+
+
+def test_negations_as_values_keeps_short_options_options() -> None:
+    from core.cli import negations_as_values
+
+    assert negations_as_values(["tasks", "--shops", "-tag:test", "--json"]) == \
+        ["tasks", "--shops=-tag:test", "--json"]
+    assert negations_as_values(["results", "--shops", "-o", "x.csv"]) == \
+        ["results", "--shops", "-o", "x.csv"]              # "-o" is an option: argparse says so
+    assert negations_as_values(["tasks", "--shops", "--json"]) == ["tasks", "--shops", "--json"]
+    assert negations_as_values(["tasks", "--shops"]) == ["tasks", "--shops"]

@@ -170,7 +170,7 @@ def test_route_follows_events_and_shop_selector() -> None:
 def test_messages_speak_the_operators_language() -> None:
     zh = coalesce([ticket(7)], "zh_CN")
     en = coalesce([ticket(7)], "en")
-    assert "工单 #7 · pdd-1:SiteFailed: HTTP 502 at step 2" in zh.text
+    assert "工单 #7 · pdd-1：SiteFailed: HTTP 502 at step 2" in zh.text
     assert "Ticket #7 · pdd-1: SiteFailed: HTTP 502 at step 2" in en.text
     assert zh.id == en.id == coalesce([ticket(7)], "en").id
 
@@ -512,4 +512,4 @@ def test_dispatcher_thread_sends_without_the_caller_waiting(httpserver: HTTPServ
 
 def test_test_message_names_the_target() -> None:
     msg = notify_test_message("ops", "zh_CN", at=T0)
-    assert "ShopFleet 测试消息(ops)" in msg.text
+    assert "ShopFleet 测试消息（ops）" in msg.text          # full-width punctuation in Chinese
