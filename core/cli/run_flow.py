@@ -9,7 +9,6 @@ is :func:`core.workbench.run_flow_once`, which the console's flow editor runs to
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -34,6 +33,8 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
 
 
 def cmd_run_flow(args: argparse.Namespace, cli: Cli) -> int:
+    import asyncio
+
     from ..flows import FlowRegistry
     from ..flows.registry import read_flow_file
 

@@ -11,8 +11,6 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import sqlite_utils
-
 from ...errors import (
     EnvironmentProblem,
     InvalidInput,
@@ -262,6 +260,8 @@ class SqliteReads(SqliteConnections):
 
     def search(self, place: str, text: str, *, limit: int = 100) -> list[dict[str, Any]]:
         """Text search (:func:`core.search.search`) on this thread's reader."""
+        import sqlite_utils  # only here (#20: start-up of every other command)
+
         return search(sqlite_utils.Database(self._reader()), place, text, limit=limit)
 
     def counts_snapshot(self, day_start: float, day_end: float) -> CountsSnapshot:
