@@ -15,6 +15,7 @@ from ..store import AsyncStore, ClaimedTask, new_owner_id
 from ..store.base import Store
 from .breakers import Breakers, BreakerState
 from .control import Executor, TaskControl
+from .finished import FinishedWindow
 from .gates import RateGates
 from .preemption import StormLimiter
 from .rescue import RateLimitMemory, RescueBudget, SiteTrouble
@@ -90,7 +91,7 @@ class EngineState:
         self._jobs: list[asyncio.Task[None]] = []
         self._shutdown_task: asyncio.Future[None] | None = None
         self._problem: BaseException | None = None
-        self._finished: deque[tuple[float, bool, str, str]] = deque()  # (at, ok, class, platform)
+        self._finished = FinishedWindow()
         self._queue_snapshot: dict[str, Any] = {}
         self._last_breaker_states: dict[str, BreakerState] = {}
         self.completed = 0
