@@ -93,6 +93,7 @@ class EngineState:
         self._problem: BaseException | None = None
         self._finished = FinishedWindow()
         self._queue_snapshot: dict[str, Any] = {}
+        self._bands_due = 0.0  # loop time when the metrics job counts the bands again
         self._last_breaker_states: dict[str, BreakerState] = {}
         self.completed = 0
         self._started_at = clock.now()

@@ -247,6 +247,8 @@ SHOP_PASSWORD = "SELECT password_enc FROM shops WHERE name = ?"
 
 STATE_COUNTS = "SELECT state, n FROM state_counts"
 
+STATE_COUNT = "SELECT n FROM state_counts WHERE state = ?"
+
 NEXT_DUE = ("SELECT min(coalesce(not_before, 0)) FROM tasks "
             "WHERE state IN ('queued', 'suspended')")
 
