@@ -287,6 +287,28 @@ def scale_rows(shop_ids: list[int], n: int, now: float) -> Iterator[dict[str, An
         yield row
 
 
+def old_bands(store: SqliteStore, low_below: float) -> dict[str, int]:
+    """``queue_bands`` as it was before #20 (the peer of the line above it)."""
+    from core.priority import KEY_EPOCH, KEY_SCALE
+
+    p = store.settings.priority
+    shift = round((store.clock.now() - KEY_EPOCH) * p.aging_per_min / 60 * KEY_SCALE)
+    hi = round(p.preempt_threshold * KEY_SCALE) - shift
+    lo = round(low_below * KEY_SCALE) - shift
+    conn = store._reader()
+    conn.execute("BEGIN")
+    try:
+        q = ("SELECT count(*) FROM tasks INDEXED BY tasks_ready "
+             "WHERE state = 'queued' AND band = ?")
+        hard = conn.execute(q, (1,)).fetchone()[0]
+        urgent = conn.execute(q + " AND prio_key >= ?", (0, hi)).fetchone()[0]
+        low = conn.execute(q + " AND prio_key < ?", (0, lo)).fetchone()[0]
+        total0 = conn.execute(q, (0,)).fetchone()[0]
+    finally:
+        conn.execute("COMMIT")
+    return {"hard_aged": hard, "urgent": urgent, "low": low, "normal": total0 - urgent - low}
+
+
 def job_costs(store: SqliteStore, quick: bool, n: int) -> None:
     """Each periodic job's store call on the deep queue, called as the jobs call it: in a
     thread (``asyncio.to_thread``), timed around the await."""
@@ -298,6 +320,8 @@ def job_costs(store: SqliteStore, quick: bool, n: int) -> None:
         "queue_bands": ("metrics, every 1 s (at most 2% of the time)",
                         lambda: store.queue_bands(urgent_at=p.preempt_threshold,
                                                   low_below=low)),
+        "queue_bands_before_20": ("the same bands as before #20: four index counts, one "
+                                  "of them every queued row", lambda: old_bands(store, low)),
         "open_tickets": ("metrics, every 1 s", lambda: store.ticket_book().open_count()),
         "engine_snapshot": ("metrics, every 5 s",
                             lambda: store.set_meta("engine_snapshot", '{"x": 1}')),
@@ -327,6 +351,10 @@ def job_costs(store: SqliteStore, quick: bool, n: int) -> None:
         return out
 
     times = asyncio.run(run_all())
+    new = store.queue_bands(urgent_at=p.preempt_threshold, low_below=low)
+    if new != old_bands(store, low):  # the two must count the same
+        raise RuntimeError(f"queue_bands {new} differs from the full count "
+                           f"{old_bands(store, low)}")
     for name, values in times.items():
         emit(BENCH, "shopfleet", "periodic_job_ms", percentiles(values, [50])[0], "ms",
              job=name, when=jobs[name][0], max_ms=round(max(values), 3), calls=len(values),
