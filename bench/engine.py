@@ -208,9 +208,24 @@ class Run:
     lags: list[float]
 
 
-def dispatch(root: Path, mode: str, slots: int, sizes: Sizes, rep: int) -> Run:
+@contextlib.contextmanager
+def collector_not_frozen() -> Iterator[None]:
+    """The engine as before #20 in one respect: the objects alive at its start are not frozen
+    out of the collector's full passes (the peer that shows what the freeze does)."""
+    from core.engine import collector
+
+    started, stopped = collector.engine_started, collector.engine_stopped
+    collector.engine_started = collector.engine_stopped = lambda: None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        collector.engine_started, collector.engine_stopped = started, stopped  # type: ignore[assignment]
+
+
+def dispatch(root: Path, mode: str, slots: int, sizes: Sizes, rep: int,
+             frozen: bool = True) -> Run:
     n = sizes.n
-    path = root / f"engine-{mode}-{slots}-{rep}.db"
+    path = root / f"engine-{mode}-{slots}-{rep}{'' if frozen else '-nf'}.db"
     store = open_store(path, mode)
     try:
         ids = add_shops(store)
@@ -219,7 +234,9 @@ def dispatch(root: Path, mode: str, slots: int, sizes: Sizes, rep: int) -> Run:
         note(f"{mode} slots={slots}: {n} tasks queued in {sub.s:.1f}s; running the engine "
              f"(at most {sizes.budget_s:g}s)")
         gc.collect()
-        seconds, lags, completed, cut = asyncio.run(run_engine(store, slots, sizes.budget_s))
+        with contextlib.nullcontext() if frozen else collector_not_frozen():
+            seconds, lags, completed, cut = asyncio.run(run_engine(store, slots,
+                                                                   sizes.budget_s))
         counts = store.counts()
     finally:
         store.close()
@@ -227,37 +244,53 @@ def dispatch(root: Path, mode: str, slots: int, sizes: Sizes, rep: int) -> Run:
         raise RuntimeError(f"engine finished {completed} tasks ({counts}), expected {n} done")
     rate = completed / seconds
     p99 = percentiles(lags, [99])[0]
-    note(f"{mode}/{slots} #{rep + 1}: {completed} done in {seconds:.1f}s = {rate:.0f}/s, "
+    label = f"{mode}/{slots}" + ("" if frozen else " (collector not frozen)")
+    note(f"{label} #{rep + 1}: {completed} done in {seconds:.1f}s = {rate:.0f}/s, "
          f"lag p99 {p99 * 1000:.1f} ms" + (" (time box reached)" if cut else ""))
     return Run(rate, seconds, completed, cut, lags)
 
 
 def dispatch_all(root: Path, sizes: Sizes, quick: bool, out: Results) -> None:
-    """Every case ``sizes.repeats`` times, interleaved (the order rotates each repetition)."""
-    cases = [(mode, slots) for mode in MODES for slots in SLOTS]
-    runs: dict[tuple[str, int], list[Run]] = {c: [] for c in cases}
+    """Every case ``sizes.repeats`` times, interleaved (the order rotates each repetition);
+    each repetition also samples an idle loop for 2 s (what the machine alone does to a
+    loop's lag, now) and runs 256 slots in both modes with the collector not frozen (the
+    peer of the freeze)."""
+    cases = [(mode, slots, True) for mode in MODES for slots in SLOTS] + [
+        (mode, 256, False) for mode in MODES]
+    runs: dict[tuple[str, int, bool], list[Run]] = {c: [] for c in cases}
+    idle: list[list[float]] = []
     for rep in range(sizes.repeats):
+        idle.append(asyncio.run(idle_lag(2.0)))
         order = cases[rep % len(cases):] + cases[:rep % len(cases)]
-        for mode, slots in order:
+        for mode, slots, frozen in order:
             gc.collect()
-            runs[(mode, slots)].append(dispatch(root, mode, slots, sizes, rep))
-    for (mode, slots), rs in runs.items():
+            runs[(mode, slots, frozen)].append(dispatch(root, mode, slots, sizes, rep,
+                                                        frozen))
+    emit_summary(BENCH, "idle", "loop_lag_p99_ms",
+                 [percentiles(lags, [99])[0] * 1000 for lags in idle], "ms", quick=quick,
+                 tick_ms=LAG_TICK_S * 1000, seconds=2.0,
+                 note="an idle loop in this process, sampled once a repetition: the "
+                      "machine's own share of the lag")
+    for (mode, slots, frozen), rs in runs.items():
         case = f"{mode}/{slots}"
+        subject = "shopfleet" if frozen else "shopfleet, collector not frozen (before #20)"
         params: dict[str, Any] = {
-            "mode": mode, "slots": slots, "n": sizes.n, "shops": SHOPS, "domains": DOMAINS,
+            "mode": mode, "slots": slots, "tasks": sizes.n, "shops": SHOPS, "domains": DOMAINS,
             "max_tasks_per_shop": 1, "gates": "unlimited (rate 1e9/s, burst 1e9)",
             "time_boxed": sum(r.cut for r in rs), "budget_s": sizes.budget_s}
         rates = [r.rate for r in rs]
-        out[("shopfleet", "noop_tasks_per_s", case)] = summary(rates)["median"]
-        emit_summary(BENCH, "shopfleet", "noop_tasks_per_s", rates, "1/s", quick=quick,
+        if frozen:
+            out[("shopfleet", "noop_tasks_per_s", case)] = summary(rates)["median"]
+        emit_summary(BENCH, subject, "noop_tasks_per_s", rates, "1/s", quick=quick,
                      completed=[r.completed for r in rs], **params)
         per_run = {name: [percentiles(r.lags, [q])[0] * 1000 for r in rs]
                    for name, q in (("loop_lag_p50_ms", 50), ("loop_lag_p99_ms", 99))}
         per_run["loop_lag_max_ms"] = [max(r.lags) * 1000 for r in rs]
-        out[("shopfleet", "loop_lag_p99_ms", case)] = summary(per_run["loop_lag_p99_ms"])[
-            "median"]
+        if frozen:
+            out[("shopfleet", "loop_lag_p99_ms", case)] = summary(
+                per_run["loop_lag_p99_ms"])["median"]
         for metric, values in per_run.items():
-            emit_summary(BENCH, "shopfleet", metric, values, "ms", quick=quick,
+            emit_summary(BENCH, subject, metric, values, "ms", quick=quick,
                          tick_ms=LAG_TICK_S * 1000, samples=[len(r.lags) for r in rs],
                          **params)
 
