@@ -1,7 +1,10 @@
 """The composition root: assemble the parts from settings — a store with the submission
 checks, an executor, the gates and breakers (this process's, or a fleet's in Redis), an
 engine. Used by the worker, the demo, the desktop and the benchmarks alike; the engine itself
-chooses none of its parts."""
+chooses none of its parts.
+
+Each part is imported by the function that builds it (#20): a command that opens a store
+to read it does not import the engine, the flows or Playwright."""
 
 from __future__ import annotations
 
@@ -9,23 +12,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .clock import SYSTEM_CLOCK, Clock
-from .config import Settings
-from .engine.breakers import Breakers
-from .engine.control import Executor, NoopExecutor
-from .engine.engine import Engine
-from .engine.gates import RateGates
 from .errors import EnvironmentProblem, InvalidInput
-from .events import EventBus
-from .paths import default_db_path
-from .store import SqliteStore, new_owner_id
-from .store.base import Store
 from .urls import public_url, with_env_password
-from .validation import submission_validator
 
 if TYPE_CHECKING:
+    from .config import Settings
+    from .engine.breakers import Breakers
+    from .engine.control import Executor
+    from .engine.engine import Engine
+    from .engine.gates import RateGates
     from .engine.redis_breakers import RedisBreakers
     from .engine.redis_gates import RedisRateGates
+    from .events import EventBus
     from .notify.host import Notifier
+    from .store.base import Store
 
 
 def open_store(settings: Settings, db: str | Path | None = None, *,
@@ -36,7 +36,14 @@ def open_store(settings: Settings, db: str | Path | None = None, *,
     the SQLite file at ``db`` (or the configured / default path). Submissions are checked
     against the flows unless ``validate`` is false. ``readonly``: an SQLite file must exist
     and is never created, migrated or written (``field`` names the option in errors)."""
-    validator = submission_validator(settings) if validate else None
+    from .paths import default_db_path
+    from .store.sqlite import SqliteStore
+
+    validator = None
+    if validate and not readonly:  # a read-only store takes no submissions
+        from .validation import submission_validator
+
+        validator = submission_validator(settings)
     target = url if url is not None else settings.store.url
     if target:
         return store_from_url(target, settings, clock=clock, validator=validator,
@@ -50,6 +57,8 @@ def open_store(settings: Settings, db: str | Path | None = None, *,
 def store_from_url(url: str, settings: Settings, *, clock: Clock = SYSTEM_CLOCK,
                    validator: Any = None, readonly: bool = False) -> Store:
     """``sqlite:PATH`` or ``redis://[:password@]host[:port][/db]``."""
+    from .store.sqlite import SqliteStore
+
     if url.startswith("sqlite:"):
         return SqliteStore(Path(url.removeprefix("sqlite:")).expanduser(), settings=settings,
                            clock=clock, validator=validator, readonly=readonly,
@@ -75,6 +84,10 @@ def build_engine(settings: Settings, store: Store, *,
                  bus: EventBus | None = None, slots: int | None = None,
                  home: Path | None = None, owner: str | None = None) -> Engine:
     """An engine over ``store``; ``executor`` is an executor or ``"browser"`` / ``"noop"``."""
+    from .engine.control import NoopExecutor
+    from .engine.engine import Engine
+    from .store import new_owner_id
+
     if executor == "browser":
         from .engine.browser_executor import BrowserExecutor
 
@@ -97,6 +110,9 @@ def gates_and_breakers(settings: Settings, store: Store, *, clock: Clock, owner:
     through Redis (it has a :attr:`~core.store.base.Store.shared_url`) the fleet's, kept in
     that Redis so the rates and the breakers' states hold across all workers; otherwise this
     process's own."""
+    from .engine.breakers import Breakers
+    from .engine.gates import RateGates
+
     url = store.shared_url
     if not url:
         return (RateGates(settings.gates, clock=clock),

@@ -7,7 +7,6 @@ when told, so an hour of aging or breaker behaviour takes a millisecond.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Protocol
 
@@ -31,6 +30,8 @@ class SystemClock:
         return time.time()
 
     async def sleep(self, seconds: float) -> None:
+        import asyncio  # here: a command that never sleeps does not import asyncio (#20)
+
         await asyncio.sleep(max(0.0, seconds))
 
 

@@ -29,11 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from core.errors import SpecError
+
+if TYPE_CHECKING:  # imported where used: a command that does not search does not pay for it
+    import sqlite_utils
 
 MIN_TRIGRAM = 3
 NOT_ON_REDIS = ("search is available only on the SQLite store (SQLite FTS5); this queue is "
@@ -91,6 +92,8 @@ def index_sql(ddl: str, names: Sequence[str]) -> str:
     def tracer(sql: str, params: Any) -> None:
         if sql.lstrip().upper().startswith("CREATE"):
             captured.append(sql.strip().rstrip(";") + ";")
+
+    import sqlite_utils
 
     scratch = sqlite_utils.Database(memory=True)
     scratch.conn.executescript(ddl)

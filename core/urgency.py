@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import entry_points
 from typing import Protocol
 
 ENTRY_POINT_GROUP = "shopfleet.urgency"
@@ -115,6 +114,8 @@ GENERIC = DeadlineEstimator(
 @cache
 def estimator_for(platform: str) -> UrgencyEstimator:
     """The registered estimator of ``platform``, or a generic deadline estimator."""
+    from importlib.metadata import entry_points  # only when a plugin is looked up (#20)
+
     for ep in entry_points(group=ENTRY_POINT_GROUP, name=platform):
         obj = ep.load()
         est = obj() if isinstance(obj, type) else obj

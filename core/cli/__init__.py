@@ -11,6 +11,12 @@ The package: :mod:`.parser` (the one list of command groups), :mod:`.context` (t
 :class:`~.context.Cli` a handler gets), :mod:`.args` (shared argument handling),
 :mod:`.times` (how times print), and one module per command group. Only the entry point and
 this package import ``core.cli``; what a command runs lives in core outside it.
+
+Start-up (#20): operators script the command line and every call pays its imports, so a
+command imports only what it uses. Registering the commands (:data:`.parser.GROUPS`) imports
+each group's module, and those modules import nothing heavy at their top: a handler imports
+what it needs when it runs. ``tests/unit/test_cli_startup.py`` pins what ``--help`` and
+``status`` may import.
 """
 
 from __future__ import annotations
@@ -20,12 +26,13 @@ import json
 import sqlite3
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BacklogFull, InvalidInput, ShopFleetError
-from .args import UsageError, merge_common
-from .context import Cli
-from .parser import build_parser
+
+if TYPE_CHECKING:
+    from .context import Cli as Cli
+    from .parser import build_parser as build_parser
 
 __all__ = ["Cli", "build_parser", "main"]
 
@@ -53,8 +60,23 @@ def negations_as_values(argv: list[str]) -> list[str]:
     return out
 
 
+def __getattr__(name: str) -> Any:
+    # ``core.cli.Cli`` and ``core.cli.build_parser`` without importing them for a submodule.
+    if name == "Cli":
+        from .context import Cli
+        return Cli
+    if name == "build_parser":
+        from .parser import build_parser
+        return build_parser
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (also used as the console script)."""
+    from .args import UsageError, merge_common
+    from .context import Cli
+    from .parser import build_parser
+
     parser = build_parser()
     argv = negations_as_values(list(sys.argv[1:] if argv is None else argv))
     try:

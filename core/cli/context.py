@@ -1,4 +1,6 @@
-"""The :class:`Cli` context a command handler gets: settings, then the store, opened lazily."""
+"""The :class:`Cli` context a command handler gets: settings, then the store, opened lazily.
+
+Imported by every command module at start-up, so it imports nothing heavy itself (#20)."""
 
 from __future__ import annotations
 
@@ -7,12 +9,13 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config import Settings, load_settings
 from ..errors import InvalidInput
-from ..paths import data_dir_path, default_db_path
-from ..store.base import Store
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..store.base import Store
 
 Handler = Callable[[argparse.Namespace, "Cli"], int]
 """A command: ``handler(args, cli)`` returns the exit code."""
@@ -30,6 +33,11 @@ class Cli:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
+            # Imported here, as everything a command needs (#20: `shopfleet --help` and a
+            # bad argument pay for no settings, store or flows).
+            from ..config import load_settings
+            from ..paths import data_dir_path
+
             config = getattr(self.args, "config", None)
             if config is None:  # the console's settings dialog saves here
                 default = data_dir_path() / "shopfleet.toml"
@@ -39,6 +47,8 @@ class Cli:
 
     @property
     def db_path(self) -> Path:
+        from ..paths import default_db_path
+
         db = getattr(self.args, "db", None) or self.settings.store.path
         return Path(db).expanduser() if db else default_db_path()
 

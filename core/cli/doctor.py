@@ -6,12 +6,13 @@ import argparse
 import json
 from typing import Any
 
-from ..browser.discovery import doctor
-from ..config import load_settings
 from .context import Cli
 
 
 def cmd_doctor(args: argparse.Namespace, cli: Cli) -> int:
+    from ..browser.discovery import doctor
+    from ..config import load_settings
+
     # ``--config`` or the defaults, as ever: not the data folder's file (unlike ``cli.settings``)
     settings = load_settings(args.config)
     report = doctor(settings.browser)

@@ -8,7 +8,6 @@ import sys
 from typing import Any
 
 from ..errors import InvalidInput
-from ..store.redis.from_sqlite import migrate
 from .context import Cli
 
 
@@ -23,6 +22,8 @@ def cmd_migrate(args: argparse.Namespace, cli: Cli) -> int:
         if not json_out and sys.stderr.isatty():
             print(f"\r  {stage.replace('_', ' ')} {done}/{total}   ", end="", file=sys.stderr,
                   flush=True)
+
+    from ..store.redis.from_sqlite import migrate
 
     report = migrate(source, args.to, settings=cli.settings, batch=args.batch,
                      dry_run=args.dry_run, force=args.force, prefix=args.prefix,

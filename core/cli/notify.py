@@ -15,11 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import InvalidInput
-from ..notify import EVENTS, KINDS, notify_test_message
-from ..notify.delivery import send
-from ..notify.host import add_target, all_targets, remove_target, stored_raw
-from ..notify.platforms import build_request
-from ..notify.targets import LANGS, Target
+from ..notify.targets import EVENTS, KINDS, LANGS, Target
 from .context import Cli
 from .times import when
 
@@ -37,6 +33,8 @@ def _where(url: str) -> str:
 
 
 def cmd_notify_add(args: argparse.Namespace, cli: Cli) -> int:
+    from ..notify.host import add_target
+
     raw: dict[str, Any] = {"name": args.name, "kind": args.kind, "url": args.url}
     if args.events is not None:
         raw["events"] = [e.strip() for e in args.events.split(",") if e.strip()]
@@ -61,6 +59,8 @@ def cmd_notify_add(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def cmd_notify_list(args: argparse.Namespace, cli: Cli) -> int:
+    from ..notify.host import all_targets, stored_raw
+
     store = cli.store
     kept = {str(r.get("name")) for r in stored_raw(store)}
     needs_vault = any(r.get("secret_enc") for r in stored_raw(store))
@@ -94,6 +94,8 @@ def cmd_notify_list(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def _target(cli: Cli, name: str) -> Target:
+    from ..notify.host import all_targets, stored_raw
+
     store = cli.store
     needs_vault = any(r.get("secret_enc") for r in stored_raw(store))
     for t in all_targets(cli.settings.notify, store, _vault(cli) if needs_vault else None):
@@ -103,6 +105,10 @@ def _target(cli: Cli, name: str) -> Target:
 
 
 def cmd_notify_test(args: argparse.Namespace, cli: Cli) -> int:
+    from ..notify.delivery import send
+    from ..notify.messages import notify_test_message
+    from ..notify.platforms import build_request
+
     target = _target(cli, args.name)
     now = time.time()
     msg = notify_test_message(target.name, target.lang, at=now)
@@ -118,6 +124,8 @@ def cmd_notify_test(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def cmd_notify_remove(args: argparse.Namespace, cli: Cli) -> int:
+    from ..notify.host import remove_target
+
     if not remove_target(cli.store, args.name):
         if any(c.get("name") == args.name for c in cli.settings.notify):
             raise InvalidInput("NAME", f"{args.name!r} is defined in the configuration file; "

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from ..store import TaskRecord, TaskState
+from ..store.records import TaskRecord, TaskState
 from .args import finite_float
 from .context import Cli
 from .times import ago, when

@@ -12,7 +12,6 @@ done; never a credential (the recorder writes them as ``{shop.username}``/``{sho
 from __future__ import annotations
 
 import argparse
-import asyncio
 import re
 import sys
 from typing import Any
@@ -35,6 +34,8 @@ def parse_renames(pairs: list[str]) -> dict[str, str]:
 
 
 def cmd_record(args: argparse.Namespace, cli: Cli) -> int:
+    import asyncio
+
     from ..flows.editing import flow_catalog, user_flows_dir
     from ..recorder import write_flow_file
     from ..workbench import record_shop_flow, rename_params

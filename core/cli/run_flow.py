@@ -15,7 +15,6 @@ refused for some shop (bad input: field named), else 1 if a run failed, else 0.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -40,6 +39,8 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
 
 
 def cmd_run_flow(args: argparse.Namespace, cli: Cli) -> int:
+    import asyncio
+
     from ..flows import FlowRegistry
     from ..flows.registry import read_flow_file
 

@@ -14,15 +14,14 @@ import argparse
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
-from ..scheduler import resume_schedule, run_schedule_now
-from ..schedules import Schedule, define_schedule, expand, next_firings
-from ..specs import validate_spec
-from ..store.prepare import prepare_specs
-from ..store.records import ScheduleRecord
 from .context import Cli
+
+if TYPE_CHECKING:  # the rest is imported by the handler that uses it (start-up, #20)
+    from ..schedules import Schedule
+    from ..store.records import ScheduleRecord
 
 NEXT_SHOWN = 5
 
@@ -42,6 +41,8 @@ def _read_template(path: str) -> Any:
 
 
 def _schedule_of(rec: ScheduleRecord) -> Schedule | None:
+    from ..schedules import Schedule
+
     try:
         return Schedule.from_dict({**rec.definition, "paused": rec.paused})
     except InvalidInput:
@@ -53,6 +54,8 @@ def _local(ts: datetime, s: Schedule) -> str:
 
 
 def _json(rec: ScheduleRecord, n: int) -> dict[str, Any]:
+    from ..schedules import next_firings
+
     s = _schedule_of(rec)
     out = rec.to_json()
     out["describe"] = s.describe() if s else None
@@ -62,6 +65,10 @@ def _json(rec: ScheduleRecord, n: int) -> dict[str, Any]:
 
 
 def cmd_schedule_add(args: argparse.Namespace, cli: Cli) -> int:
+    from ..schedules import define_schedule, expand, next_firings
+    from ..specs import validate_spec
+    from ..store.prepare import prepare_specs
+
     template = _read_template(args.task)
     sched = define_schedule(args.name, tz=args.tz, shops=args.shops, task=template,
                             cron=args.cron, every=args.every, between=args.between,
@@ -90,6 +97,8 @@ def cmd_schedule_add(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def cmd_schedule_list(args: argparse.Namespace, cli: Cli) -> int:
+    from ..schedules import next_firings
+
     recs = cli.store.schedules()
     if cli.json:
         cli.out([_json(r, 1) for r in recs])
@@ -109,6 +118,8 @@ def cmd_schedule_list(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def cmd_schedule_show(args: argparse.Namespace, cli: Cli) -> int:
+    from ..schedules import next_firings
+
     rec = cli.store.schedule_record(args.name)
     if cli.json:
         cli.out(_json(rec, args.next))
@@ -134,6 +145,8 @@ def cmd_schedule_pause(args: argparse.Namespace, cli: Cli) -> int:
     if args.cmd == "pause":
         rec = store.set_schedule_state(args.name, paused=True)
     else:
+        from ..scheduler import resume_schedule
+
         rec = resume_schedule(store, args.name)
     if cli.json:
         cli.out(_json(rec, 1))
@@ -152,6 +165,8 @@ def cmd_schedule_delete(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def cmd_schedule_run_now(args: argparse.Namespace, cli: Cli) -> int:
+    from ..scheduler import run_schedule_now
+
     ids = run_schedule_now(cli.store, args.name)
     if cli.json:
         cli.out({"name": args.name, "ids": ids})

@@ -7,12 +7,13 @@ import json
 import sys
 from typing import Any
 
-from ..flows.models import flow_json_schema, task_json_schema
 from .context import Cli
 
 
 def schema_for(kind: str) -> dict[str, Any]:
     """The JSON Schema of ``flow`` or ``task``."""
+    from ..flows.models import flow_json_schema, task_json_schema
+
     if kind == "flow":
         return flow_json_schema()
     from ..specs import TaskSpec  # the task model belongs to the spec module

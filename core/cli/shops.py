@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import InvalidInput
 from ..origins import normalise_origins
 from ..selectors import normalize_tags, select_shops
-from ..store import ShopRecord
+from ..store.records import ShopRecord
 from .context import Cli
 
 

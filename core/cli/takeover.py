@@ -5,13 +5,10 @@ where the ticket's task stopped; when the person closes it, ask the ticket's ans
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import Any
 
 from ..errors import InvalidInput
-from ..paths import data_dir
-from ..takeover import take_over
 from ..tickets import Answer, check_write_safety, default_answer
 from .context import Cli
 
@@ -19,6 +16,11 @@ ANSWERS = (Answer.DONE.value, Answer.RESUME.value, Answer.SKIP.value)
 
 
 def cmd_takeover(args: argparse.Namespace, cli: Cli) -> int:
+    import asyncio
+
+    from ..paths import data_dir
+    from ..takeover import take_over
+
     store = cli.store
     if args.answer is not None:  # checked before the browser opens: nothing to redo later
         check_write_safety(store.ticket_book().ticket(args.id).kind, Answer(args.answer),

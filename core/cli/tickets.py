@@ -8,10 +8,9 @@ in another process: a requeued task is picked up at the worker's next look at th
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
-from ..store.base import TicketStore
 from ..tickets import (
     Answer,
     RuleAction,
@@ -24,6 +23,9 @@ from ..tickets import (
 )
 from .context import Cli
 from .times import ago, when
+
+if TYPE_CHECKING:
+    from ..store.base import TicketStore
 
 
 def _book(cli: Cli) -> TicketStore:

@@ -4,19 +4,16 @@ store). The run loop and its log are :mod:`core.worker`'s."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..build import build_engine, open_notifier
-from ..config import is_loopback
-from ..engine.control import Executor, NoopExecutor
 from ..errors import ConfigError, InvalidInput
-from ..store import new_owner_id
-from ..worker import ExecLog, run_worker
 from .args import port_number
 from .context import Cli
 from .times import ago
+
+if TYPE_CHECKING:
+    from ..engine.control import Executor
 
 
 def _seconds(text: str) -> float:
@@ -30,6 +27,14 @@ def _seconds(text: str) -> float:
 
 
 def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
+    import asyncio
+
+    from ..build import build_engine, open_notifier
+    from ..config import is_loopback
+    from ..engine.control import NoopExecutor
+    from ..store import new_owner_id
+    from ..worker import ExecLog, run_worker
+
     settings = cli.settings
     port = settings.metrics.port if args.metrics_port is None else args.metrics_port
     if port and not is_loopback(settings.metrics.host) and not settings.metrics.token:

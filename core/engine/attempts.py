@@ -82,7 +82,7 @@ class TaskAttempts(BackgroundJobs):
             return
         self.completed += 1
         self.site_trouble.succeeded(task.domain, task.id)
-        self._finished.append((self.clock.now(), True, "", task.platform))
+        self._finished.add(self.clock.now(), True, "", task.platform)
         if self.rate_limits.slowed:
             self._restore_gates()
         if task.resumed:
@@ -120,7 +120,7 @@ class TaskAttempts(BackgroundJobs):
             breaker.probe_abandoned()  # the task's own problem says nothing about the site
         if isinstance(exc, BrowserCrashed) and self.breakers.pool.record_failure():
             self._breaker_event(self.breakers.pool.name, "browsers keep crashing")
-        self._finished.append((now, False, exc.error_class, task.platform))
+        self._finished.add(now, False, exc.error_class, task.platform)
         if task.resumed:
             self._resumes.append((now, False))
         sig = signature_of(task, exc)
@@ -218,7 +218,7 @@ class TaskAttempts(BackgroundJobs):
                    "(no attempt used)")
         else:
             return False
-        self._finished.append((now, False, exc.error_class, task.platform))
+        self._finished.add(now, False, exc.error_class, task.platform)
         try:
             await self.astore.release(task.id, task.lease_owner, reason=f"{why}: {exc}"[:500],
                                       delay_s=wait)

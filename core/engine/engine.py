@@ -40,6 +40,7 @@ from ..events import (
 from ..scheduler import scheduler_job
 from ..specs import TaskSpec
 from ..tickets import check_write_safety, parse_answer
+from . import collector
 from .breakers import BreakerState
 from .dispatch import Dispatcher
 
@@ -94,6 +95,7 @@ class Engine(Dispatcher):
         self._problem = None
         self._shutdown_task = None
         self._wake = asyncio.Event()
+        collector.engine_started()  # short full collections while it runs (lag, #20)
         saved = await self.astore.run(self.store.meta, "gate_rates")
         if saved:
             rates = {k: (float(v[0]), float(v[1])) for k, v in json.loads(saved).items()}
@@ -239,6 +241,12 @@ class Engine(Dispatcher):
 
     async def _do_shutdown(self, grace_s: float | None) -> None:
         self._started = False
+        try:
+            await self._shut_down(grace_s)
+        finally:
+            collector.engine_stopped()
+
+    async def _shut_down(self, grace_s: float | None) -> None:
         for _, ctl in self._running.values():
             ctl.yield_requested, ctl.yield_reason = True, "engine stopping"
         tasks = [t for t, _ in self._running.values()]

@@ -17,6 +17,12 @@ from .statistics import EngineStats
 log = logging.getLogger(__name__)
 
 
+_BANDS_SHARE = 0.02
+"""Most of the (real) time the metrics job spends counting the queue's bands: on a deep
+queue a count takes a while (it walks index entries, off the loop), so it runs again only
+after 1/_BANDS_SHARE times as long as it took (every second when it is quick)."""
+
+
 class BackgroundJobs(EngineStats):
     """Watched background jobs: heartbeat, lease recovery and renewal, metrics. If one dies
     the engine says so and stops instead of limping on."""
@@ -99,7 +105,7 @@ class BackgroundJobs(EngineStats):
         ticks = 0
         while True:
             await self.clock.sleep(1.0)
-            await self._refresh_queue_snapshot()
+            await self._refresh_queue_snapshot(bands_due_only=True)
             self._check_breaker_transitions()
             ticks += 1
             if ticks % 5 == 0:  # for `shopfleet status --json` in another process
@@ -122,10 +128,21 @@ class BackgroundJobs(EngineStats):
                                                 BreakerState.HALF_OPEN else "", v.next_probe_at))
                 self._poke()
 
-    async def _refresh_queue_snapshot(self) -> None:
+    async def _refresh_queue_snapshot(self, *, bands_due_only: bool = False) -> None:
+        """Read the queue's status, bands and open tickets for :meth:`statistics`.
+
+        ``bands_due_only`` (the metrics job): keep the last band counts until they are due
+        again (:data:`_BANDS_SHARE`)."""
         p = self.settings.priority
         st = await self.astore.status()
-        bands = await self.astore.run(self.store.queue_bands, urgent_at=p.preempt_threshold,
-                                        low_below=min(p.types.values(), default=0.0) + 1.0)
+        loop = asyncio.get_running_loop()
+        bands = self._queue_snapshot.get("bands")
+        if bands is None or not bands_due_only or loop.time() >= self._bands_due:
+            t0 = loop.time()
+            bands = await self.astore.run(self.store.queue_bands,
+                                          urgent_at=p.preempt_threshold,
+                                          low_below=min(p.types.values(), default=0.0) + 1.0)
+            took = loop.time() - t0
+            self._bands_due = loop.time() + took / _BANDS_SHARE
         tickets = await self.astore.run(self.tickets.open_count)
         self._queue_snapshot = {"status": st, "bands": bands, "open_tickets": tickets}

@@ -15,6 +15,7 @@ from ..store import AsyncStore, ClaimedTask, new_owner_id
 from ..store.base import Store
 from .breakers import Breakers, BreakerState
 from .control import Executor, TaskControl
+from .finished import FinishedWindow
 from .gates import RateGates
 from .preemption import StormLimiter
 from .rescue import RateLimitMemory, RescueBudget, SiteTrouble
@@ -90,8 +91,9 @@ class EngineState:
         self._jobs: list[asyncio.Task[None]] = []
         self._shutdown_task: asyncio.Future[None] | None = None
         self._problem: BaseException | None = None
-        self._finished: deque[tuple[float, bool, str, str]] = deque()  # (at, ok, class, platform)
+        self._finished = FinishedWindow()
         self._queue_snapshot: dict[str, Any] = {}
+        self._bands_due = 0.0  # loop time when the metrics job counts the bands again
         self._last_breaker_states: dict[str, BreakerState] = {}
         self.completed = 0
         self._started_at = clock.now()

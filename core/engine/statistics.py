@@ -61,17 +61,12 @@ class EngineStats(EngineState):
     def statistics(self) -> EngineStatistics:
         """A frozen snapshot: queue (refreshed each second), running work, gates, breakers."""
         now = self.clock.now()
-        while self._finished and self._finished[0][0] < now - 3600:
-            self._finished.popleft()
-        last_min = [f for f in self._finished if f[0] >= now - 60]
-        done = sum(1 for f in last_min if f[1])
-        failed = len(last_min) - done
-        by_class = Counter(f[2] for f in last_min if not f[1])
-        by_platform = Counter(f[3] for f in last_min if not f[1])
-        hour = list(self._finished)
-        hour_class = Counter(f[2] for f in hour if not f[1])
-        hour_platform = Counter(f[3] for f in hour if not f[1])
-        rate = (sum(1 for f in hour if f[1]) / len(hour)) if hour else None
+        fin = self._finished
+        fin.expire(now)
+        done, failed, by_class, by_platform = fin.last_minute(now)
+        hour_class = Counter(fin.by_class)
+        hour_platform = Counter(fin.by_platform)
+        rate = (fin.done / len(fin)) if len(fin) else None
         snap = self._queue_snapshot
         st = snap.get("status")
         spread = (st.top_score - st.bottom_score) if st and st.top_score is not None \

@@ -11,8 +11,6 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import sqlite_utils
-
 from ...errors import (
     EnvironmentProblem,
     InvalidInput,
@@ -205,7 +203,12 @@ class SqliteReads(SqliteConnections):
 
     def queue_bands(self, *, urgent_at: float, low_below: float) -> dict[str, int]:
         """Queued tasks by priority band now: hard-aged, urgent (score ≥ ``urgent_at``),
-        normal, low (score < ``low_below``). Counts index ranges; run it off the loop."""
+        normal, low (score < ``low_below``). Counts index ranges; run it off the loop.
+
+        #20: the queued total comes from ``state_counts`` (kept by triggers), and of the two
+        large bands only the one that was smaller last time is counted (the other is the
+        rest), so a refresh walks the hard-aged, urgent and smaller band's index entries,
+        never every queued row. Exact either way, in one read transaction."""
         now = self.clock.now()
         shift = round((now - KEY_EPOCH) * self._aging_per_s * KEY_SCALE)
         hi = round(urgent_at * KEY_SCALE) - shift
@@ -215,14 +218,22 @@ class SqliteReads(SqliteConnections):
         try:
             q = ("SELECT count(*) FROM tasks INDEXED BY tasks_ready "
                  "WHERE state = 'queued' AND band = ?")
+            queued = conn.execute(sql.STATE_COUNT, ("queued",)).fetchone()
             hard = conn.execute(q, (1,)).fetchone()[0]
             urgent = conn.execute(q + " AND prio_key >= ?", (0, hi)).fetchone()[0]
-            low = conn.execute(q + " AND prio_key < ?", (0, lo)).fetchone()[0]
-            total0 = conn.execute(q, (0,)).fetchone()[0]
+            total0 = (int(queued[0]) if queued else 0) - int(hard)
+            if getattr(self, "_count_normal", False) and lo <= hi:  # normal was smaller
+                normal = conn.execute(q + " AND prio_key >= ? AND prio_key < ?",
+                                      (0, lo, hi)).fetchone()[0]
+                low = total0 - urgent - normal
+            else:
+                low = conn.execute(q + " AND prio_key < ?", (0, lo)).fetchone()[0]
+                normal = total0 - urgent - low
         finally:
             conn.execute("COMMIT")
+        self._count_normal = normal < low
         return {"hard_aged": int(hard), "urgent": int(urgent), "low": int(low),
-                "normal": int(total0 - urgent - low)}
+                "normal": int(normal)}
 
     # -- metrics, settings kept in the store, workers ------------------------------------
 
@@ -267,6 +278,8 @@ class SqliteReads(SqliteConnections):
     def search(self, place: str, text: str, *, limit: int = 100,
                shops: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """Text search (:func:`core.search.search`) on this thread's reader."""
+        import sqlite_utils  # only here (#20: start-up of every other command)
+
         where, where_args = shop_condition(place, shops)
         return search(sqlite_utils.Database(self._reader()), place, text, limit=limit,
                       where=where, where_args=where_args)

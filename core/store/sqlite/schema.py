@@ -8,11 +8,11 @@ the two can never drift. Add a migration by appending to ``MIGRATIONS`` *and* up
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Callable
+from typing import Any
 
-from ...search import index_sql
-from .outbox import OUTBOX_TABLES
 from .results import RESULTS_TABLE, backfill
 
 # Every state change of a task is logged by a trigger, with the time and the reason the code
@@ -226,21 +226,33 @@ CREATE INDEX tasks_scheduled ON tasks (not_before, id) WHERE state = 'scheduled'
 # v8: one row per collected record (filled from done tasks' results), trigram FTS5 indexes on
 # results, tickets and knowledge-base answers (sqlite-utils' SQL, see search.py), and the
 # notification outbox (outbox.py).
-_V7_SEARCH = index_sql(_V4_TABLES + RESULTS_TABLE, ("results", "tickets", "kb"))
+# Written by sqlite-utils on first use, not at import (#20: opening a store that needs no
+# migration does not import sqlite-utils, nor the notification outbox).
+@functools.cache
+def _v7_search() -> str:
+    from ...search import index_sql
+
+    return index_sql(_V4_TABLES + RESULTS_TABLE, ("results", "tickets", "kb"))
+
+
+def _outbox_tables() -> str:
+    from .outbox import OUTBOX_TABLES
+
+    return OUTBOX_TABLES
 
 
 def _v8(conn: sqlite3.Connection) -> None:
     _script(conn, RESULTS_TABLE)
     backfill(conn)
-    _script(conn, _V7_SEARCH)
-    _script(conn, OUTBOX_TABLES)
+    _script(conn, _v7_search())
+    _script(conn, _outbox_tables())
 
 
 Migration = str | Callable[[sqlite3.Connection], None]
 """SQL text, or a function run on the migration's connection (inside its transaction)."""
 
 MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _v8)
-FRESH_SCHEMA: str = _V1.replace(
+_FRESH_HEAD: str = _V1.replace(
     "    created_at   REAL NOT NULL\n);\nCREATE TABLE paused_domains",
     "    created_at   REAL NOT NULL,\n    allowed_origins TEXT NOT NULL DEFAULT '[]'\n);\n"
     "CREATE TABLE paused_domains",
@@ -248,8 +260,20 @@ FRESH_SCHEMA: str = _V1.replace(
     "    last_error      TEXT\n);",
     "    last_error      TEXT,\n    evidence        TEXT,\n"
     "    crashes         INTEGER NOT NULL DEFAULT 0,\n    preempt_requested TEXT\n);"
-) + _V2 + _V4_TABLES + _V5_INDEX + _V7 + RESULTS_TABLE + _V7_SEARCH + OUTBOX_TABLES
+) + _V2 + _V4_TABLES + _V5_INDEX + _V7 + RESULTS_TABLE
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+@functools.cache
+def fresh_schema() -> str:
+    """What a new database gets in one go (``FRESH_SCHEMA``): every migration's end state."""
+    return _FRESH_HEAD + _v7_search() + _outbox_tables()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FRESH_SCHEMA":  # made on first use: see _v7_search
+        return fresh_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def migrate(conn: sqlite3.Connection) -> int:
@@ -273,7 +297,7 @@ def migrate(conn: sqlite3.Connection) -> int:
             return version
         if version == 0 and not conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE name = 'tasks'").fetchone():
-            _script(conn, FRESH_SCHEMA)
+            _script(conn, fresh_schema())
         else:
             for sql in MIGRATIONS[version:]:
                 _script(conn, sql)

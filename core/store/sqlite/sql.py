@@ -249,6 +249,8 @@ STATE_COUNTS = "SELECT state, n FROM state_counts"
 
 NEXT_SCHEDULED = "SELECT min(not_before) FROM tasks WHERE state = 'scheduled'"
 
+STATE_COUNT = "SELECT n FROM state_counts WHERE state = ?"
+
 NEXT_DUE = ("SELECT min(coalesce(not_before, 0)) FROM tasks "
             "WHERE state IN ('queued', 'suspended')")
 
