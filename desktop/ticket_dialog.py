@@ -340,8 +340,10 @@ class TicketDialog(QDialog):
         if after_takeover:
             self.note.setPlainText(tr("after taking over the shop's browser"))
         al.addWidget(self.note)
-        self.make_rule = QCheckBox(tr("Make this a rule: answer such failures this way "
-                                      "without a ticket"), self)
+        # Short: the words under it say what the rule does (a check box does not wrap).
+        self.make_rule = QCheckBox(tr("Make this a rule"), self)
+        self.make_rule.setToolTip(tr("Make this a rule: answer such failures this way "
+                                     "without a ticket"))
         self.make_rule.setObjectName("answer-rule")
         al.addWidget(self.make_rule)
         delay_row = QHBoxLayout()
@@ -381,13 +383,16 @@ class TicketDialog(QDialog):
         right = QWidget(self)
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
-        rl.addWidget(scrolling(answer_w), 1)  # long on a 600 px screen: it scrolls
+        area = scrolling(answer_w)  # long on a 600 px screen: it scrolls, down only
+        area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        rl.addWidget(area, 1)
         rl.addWidget(box)
         split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(tabs)
         split.addWidget(right)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        split.setSizes([550, 450])
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         top.addWidget(head, 1)
@@ -420,7 +425,9 @@ class TicketDialog(QDialog):
                     "it went through."),
                  tr("The write: step %1 “%2” (%3).", n, ws.label if ws else t.step_name,
                     ws.action if ws else "?")]
-        lines.append(tr("Page where the task stopped: %1", b.stopped_url) if b.stopped_url
+        # A zero-width space after each "/" lets a long address wrap in the narrow column.
+        url = b.stopped_url.replace("/", "/\u200b")
+        lines.append(tr("Page where the task stopped: %1", url) if b.stopped_url
                      else tr("Page where the task stopped: not recorded (see the screenshot)"))
         if ws is not None and ws.verify:
             lines.append(tr("The flow's check (verify): %1 — it could not settle it.",

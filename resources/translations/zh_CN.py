@@ -866,6 +866,7 @@ ZH_CN.update({
     "task stopped; nothing else runs on the shop until you close it":
         "打开选中工单（或店铺）的浏览器（带登录会话），停在任务中断的页面；关闭前该店铺不运行其他任务",
     "Edit rule…": "编辑规则…",
+    "Make this a rule": "生成规则",
     "Change what the selected rule does, its delay and its note": "修改选中规则的动作、延迟和备注",
     "Edit rule #%1": "编辑规则 #%1",
     " min": " 分钟",
