@@ -167,7 +167,7 @@ def test_a_rule_is_edited_disabled_and_deleted_in_the_console(
     assert edited.note == "skipping is fine" and edited.signature == rule.signature
     assert edited.description.endswith("skip the failed step and go on with the next one, "
                                        "without a ticket.")
-    assert not dlg.isVisible()
+    run.until(lambda: not dlg.isVisible())        # closed once core said yes
     run.until(lambda: model.snapshot(rule.id) is not None
               and model.snapshot(rule.id).action is RuleAction.SKIP)
     # A refusal stays in the dialog with the input (a retry must wait at least 1 s: the
