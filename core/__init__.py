@@ -150,15 +150,18 @@ if TYPE_CHECKING:
     from .store.records import ScheduleRecord as ScheduleRecord
     from .takeover import TakeoverResult as TakeoverResult
     from .takeover import take_over as take_over
+    from .takeover import take_over_shop as take_over_shop
     from .tickets import Answer as Answer
     from .tickets import KbAnswer as KbAnswer
     from .tickets import Rule as Rule
     from .tickets import RuleAction as RuleAction
     from .tickets import Ticket as Ticket
     from .tickets import TicketState as TicketState
+    from .tickets import answer_rule as answer_rule
     from .tickets import check_write_safety as check_write_safety
     from .tickets import default_answer as default_answer
     from .tickets import describe_rule as describe_rule
+    from .tickets import redescribe_rule as redescribe_rule
     from .vault import Vault as Vault
     from .workbench import pick_locator as pick_locator
     from .workbench import record_shop_flow as record_shop_flow
@@ -317,6 +320,10 @@ _WHERE: dict[str, str] = {
     "check_write_safety": ".tickets",
     "default_answer": ".tickets",
     "describe_rule": ".tickets",
+    # --- #15 ticket dialog: rule previews, rule edits, takeover from a shop's row
+    "answer_rule": ".tickets",
+    "redescribe_rule": ".tickets",
+    "take_over_shop": ".takeover",
     # --- #15 console: live counts, shop import
     "view_counts": ".queries",
     "RowError": ".shop_import",

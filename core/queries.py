@@ -78,6 +78,9 @@ class StepRow:
     write: bool
     interruptible: bool
     status: Literal["done", "current", "todo", "unknown"]
+    verify: str = ""
+    """A write step's ``verify`` in words ("#sent visible, containing 'ok'"); "" when it
+    declares none (then nothing can check a write of unknown outcome but a person)."""
 
 
 @dataclass(frozen=True)
@@ -238,9 +241,13 @@ def task_detail(store: Store, task_id: int, *, current_step: int | None = None
                 status = "current"
             else:
                 status = "todo"
+            v = step.verify
             steps.append(StepRow(index=i, label=step.name or step.label,
                                  action=getattr(step, "action", "step"), write=step.write,
-                                 interruptible=step.interruptible, status=status))
+                                 interruptible=step.interruptible, status=status,
+                                 verify="" if v is None else v.locator + (
+                                     f" visible, containing {v.text!r}" if v.text is not None
+                                     else " visible")))
     return TaskDetail(record=rec, events=events, steps=steps, flow_error=flow_error)
 
 

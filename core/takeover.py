@@ -1,10 +1,17 @@
 """Take over a shop's browser (#15): a person opens a HEADED browser with the shop's saved
-session at the page where a ticket's task stopped, works there (solves the CAPTCHA, logs in),
-and closes it; the session is saved and the caller asks for the ticket's answer.
+session at the page where a ticket's task stopped (or at the shop's address), works there
+(solves the CAPTCHA, logs in), and closes it; the session is saved and the caller asks for the
+ticket's answer.
 
-While the browser is open the shop is paused (no other task of it is claimed, so nothing else
-drives the account); it is unpaused afterwards unless it was paused before. The task itself
-waits for a person (``waiting_human``) all along: it holds no lease, and nothing claims it.
+While the browser is open the takeover holds a **lease on the shop** (:meth:`Store.hold_shop`):
+no task of the shop is claimed, by this process or any worker sharing the store, so nothing
+else drives the account. The lease is renewed every ``queue.heartbeat_s`` and released when
+the browser closes; if the process dies mid-takeover it runs out after ``queue.lease_s`` on
+its own and the shop's tasks run again (nothing to clean up, never blocked for good). A task
+of the shop already running when the takeover starts is waited for (it finishes or yields at
+its next step; no new one starts meanwhile); the ticket's own task waits for a person
+(``waiting_human``) all along and nothing claims it.
+
 Hook for shop profiles (#17): :func:`takeover_settings` is where a shop's proxy and locale
 will be applied to the browser.
 """
@@ -13,6 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,12 +33,17 @@ from .config import Settings
 from .errors import Refused
 from .secrets import open_vault_for
 from .store.base import Store
+from .store.owners import new_owner_id
 from .tickets import Ticket, TicketState
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class TakeoverResult:
-    ticket: Ticket
+    shop: str
+    ticket: Ticket | None
+    """The ticket taken over (``None`` for a takeover from the shop's row)."""
     url: str
     """Where the browser opened."""
     closed_by: str
@@ -59,13 +73,16 @@ def takeover_settings(settings: Settings, shop: Any) -> Settings:
 
 async def take_over(store: Store, settings: Settings, ticket_id: int, *, home: Path,
                     on_page: Callable[[Any], Awaitable[None]] | None = None,
-                    max_s: float | None = None) -> TakeoverResult:
+                    max_s: float | None = None, wait_running_s: float = 60.0
+                    ) -> TakeoverResult:
     """Open the shop's browser at the page where the ticket's task stopped; return when the
     person closes the page (or after ``max_s``). ``on_page`` gets the Playwright page (the
     console's hook, and a test's hands).
 
     Raises:
-        Refused: the ticket is not open, or its task no longer waits for a person.
+        Refused: the ticket is not open, its task no longer waits for a person, another
+            takeover holds the shop, or a task of the shop still runs after
+            ``wait_running_s``.
     """
     book = store.ticket_book()
     ticket = await asyncio.to_thread(book.ticket, ticket_id)
@@ -76,10 +93,44 @@ async def take_over(store: Store, settings: Settings, ticket_id: int, *, home: P
         raise Refused(f"task {ticket.task_id} is {rec.state.value}, not waiting for a person")
     shop = await asyncio.to_thread(store.shop, ticket.shop)
     url = await asyncio.to_thread(stopped_at, ticket, shop.base_url)
-    was_paused = shop.paused
-    if not was_paused:
-        await asyncio.to_thread(store.set_shop_paused, shop.name, True)
+    how = await _held_browser(store, settings, shop, url, home=home,
+                              what=f"takeover of ticket #{ticket.id}", on_page=on_page,
+                              max_s=max_s, wait_running_s=wait_running_s)
+    return TakeoverResult(shop.name, ticket, url, how)
+
+
+async def take_over_shop(store: Store, settings: Settings, shop_name: str, *, home: Path,
+                         on_page: Callable[[Any], Awaitable[None]] | None = None,
+                         max_s: float | None = None, wait_running_s: float = 60.0
+                         ) -> TakeoverResult:
+    """Open a shop's browser at its address (the Shops view's takeover), under the same
+    lease as :func:`take_over`.
+
+    Raises:
+        InvalidInput: no such shop.
+        Refused: another takeover holds the shop, or a task of it still runs after
+            ``wait_running_s``.
+    """
+    shop = await asyncio.to_thread(store.shop, shop_name)
+    how = await _held_browser(store, settings, shop, shop.base_url, home=home,
+                              what="takeover from the Shops view", on_page=on_page,
+                              max_s=max_s, wait_running_s=wait_running_s)
+    return TakeoverResult(shop.name, None, shop.base_url, how)
+
+
+async def _held_browser(store: Store, settings: Settings, shop: Any, url: str, *, home: Path,
+                        what: str, on_page: Callable[[Any], Awaitable[None]] | None,
+                        max_s: float | None, wait_running_s: float) -> str:
+    """Hold the shop, wait for its running tasks, open its browser at ``url`` until the
+    person closes it; always release the hold. Returns how it closed."""
+    q = settings.queue
+    owner = f"takeover:{new_owner_id()}"
+    words = f"{what} on {socket.gethostname()}"
+    await asyncio.to_thread(store.hold_shop, shop.name, owner, lease_s=q.lease_s, what=words)
+    renewing = asyncio.create_task(_renew(store, shop.name, owner, q.lease_s, q.heartbeat_s,
+                                          words))
     try:
+        await _wait_idle_shop(store, shop.name, wait_running_s)
         vault = await asyncio.to_thread(open_vault_for, store, home)
         s = takeover_settings(settings, shop)
         pool = BrowserPool(s.pool, s.browser, sessions=SessionStore(home / "sessions", vault))
@@ -92,10 +143,40 @@ async def take_over(store: Store, settings: Settings, ticket_id: int, *, home: P
                 await on_page(page)
             try:
                 await asyncio.wait_for(closed.wait(), max_s)
-                how = "person"
+                return "person"
             except TimeoutError:
-                how = "timeout"
+                return "timeout"
     finally:
-        if not was_paused:
-            await asyncio.to_thread(store.set_shop_paused, shop.name, False)
-    return TakeoverResult(ticket, url, how)
+        renewing.cancel()
+        await asyncio.gather(renewing, return_exceptions=True)
+        await asyncio.shield(asyncio.to_thread(store.release_shop_hold, shop.name, owner))
+
+
+async def _renew(store: Store, name: str, owner: str, lease_s: float, every_s: float,
+                 words: str) -> None:
+    """Keep the hold alive while the browser is open (a dead process stops renewing it)."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            await asyncio.to_thread(store.hold_shop, name, owner, lease_s=lease_s, what=words)
+        except Refused:
+            log.warning("takeover of %s: the shop's hold ran out and another holder took it",
+                        name)
+            return
+        except Exception:  # a store hiccup: the next heartbeat tries again
+            log.exception("takeover of %s: renewing the shop's hold failed", name)
+
+
+async def _wait_idle_shop(store: Store, name: str, wait_s: float) -> None:
+    """Wait (holding the shop, so nothing new starts) until no task of it runs."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_s
+    while True:
+        running = await asyncio.to_thread(store.tasks, state="running", shop=name, limit=5)
+        if not running:
+            return
+        if loop.time() >= deadline:
+            ids = ", ".join(f"#{t.id}" for t in running)
+            raise Refused(f"shop {name} still runs task {ids}; try again when it ends (or "
+                          "preempt it)")
+        await asyncio.sleep(0.5)

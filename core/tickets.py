@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -95,21 +96,89 @@ def check_write_safety(kind: str, action: Answer, *, confirm_resend: bool) -> No
                            "the shop; answer skip if it went through, or confirm the resend")
 
 
-def describe_rule(action: RuleAction, delay_s: float, sig: Signature) -> str:
-    """A rule in words, as the operator sees it before saving: what it does, after how long,
-    and to which failures (platform, task type, step, error)."""
+def rule_effect(action: RuleAction, delay_s: float) -> str:
+    """What a rule does, in words (the part of :func:`describe_rule` after the scope)."""
     if action is RuleAction.RETRY_LATER:
         mins = delay_s / 60
         wait = (f"{delay_s:.0f} s" if delay_s < 120 else
                 f"{mins:.0f} min" if mins < 120 else f"{mins / 60:.1f} h")
-        what = f"retry the task from its failed step after {wait}, without a ticket"
-    elif action is RuleAction.SKIP:
-        what = "skip the failed step and go on with the next one, without a ticket"
-    else:
-        what = "open a ticket at once, without retrying"
+        return f"retry the task from its failed step after {wait}, without a ticket"
+    if action is RuleAction.SKIP:
+        return "skip the failed step and go on with the next one, without a ticket"
+    return "open a ticket at once, without retrying"
+
+
+def describe_rule(action: RuleAction, delay_s: float, sig: Signature) -> str:
+    """A rule in words, as the operator sees it before saving: what it does, after how long,
+    and to which failures (platform, task type, step, error)."""
     step = f"step '{sig.step_name}'" if sig.step_name else "the start page"
     return (f"When a {sig.task_type} task of platform {sig.platform} fails at {step} with "
-            f"{sig.error_class} ('{sig.error_norm[:80]}'): {what}.")
+            f"{sig.error_class} ('{sig.error_norm[:80]}'): {rule_effect(action, delay_s)}.")
+
+
+RULE_DELAY_MAX_S = 7 * 24 * 3600.0
+"""The longest delay a rule may wait before it retries (a week)."""
+RULE_NOTE_MAX = 2000
+"""The longest note a rule keeps (characters)."""
+
+
+def check_rule_change(action: RuleAction | str, delay_s: float, note: str
+                      ) -> tuple[RuleAction, float, str]:
+    """An operator's rule (new or edited), checked; errors name the field.
+
+    Raises:
+        InvalidInput: ``action`` unknown, ``delay_s`` not a number of seconds from 0 to a week
+            (a retry needs at least 1 s), ``note`` too long.
+    """
+    try:
+        act = RuleAction(action)
+    except ValueError:
+        raise InvalidInput("action", f"{action!r} is not one of "
+                           f"{', '.join(a.value for a in RuleAction)}") from None
+    try:
+        delay = float(delay_s)
+    except (TypeError, ValueError):
+        raise InvalidInput("delay_s", f"{delay_s!r} is not a number of seconds") from None
+    if not math.isfinite(delay) or not 0 <= delay <= RULE_DELAY_MAX_S:
+        raise InvalidInput("delay_s", f"{delay_s!r} must be between 0 and "
+                           f"{RULE_DELAY_MAX_S:.0f} seconds")
+    if act is RuleAction.RETRY_LATER and delay < 1:
+        raise InvalidInput("delay_s", "a rule that retries waits at least 1 second")
+    if not isinstance(note, str) or len(note) > RULE_NOTE_MAX:
+        raise InvalidInput("note", f"must be text of at most {RULE_NOTE_MAX} characters")
+    return act, delay if act is RuleAction.RETRY_LATER else 0.0, note
+
+
+def redescribe_rule(rule: Rule, action: RuleAction | str, delay_s: float) -> str:
+    """The words of ``rule`` after an edit to ``action`` and ``delay_s``; its scope (which
+    failures it answers) stays what it was. This is what the console previews and what the
+    store saves.
+
+    A rule stores its scope only in its words (its signature is a hash), so the old effect is
+    replaced at the end of the old words; a rule made before rules had words (its description
+    is the bare signature) gets them now.
+    """
+    act = RuleAction(action)
+    old_tail = f": {rule_effect(rule.action, rule.delay_s)}."
+    new_tail = f": {rule_effect(act, float(delay_s))}."
+    if rule.description.startswith("When ") and rule.description.endswith(old_tail):
+        return rule.description[:-len(old_tail)] + new_tail
+    scope = rule.description or f"signature {rule.signature}"
+    return f"When a failure matches {scope}{new_tail}"
+
+
+def answer_rule(ticket: Ticket, answer: Answer | str, delay_s: float
+                ) -> tuple[RuleAction | None, str]:
+    """The rule an answer to ``ticket`` becomes (:meth:`Answer.as_rule`) and its words, as
+    the ticket dialog previews it before saving; ``(None, "")`` when the answer makes no rule
+    (done, cancel)."""
+    act = Answer(answer).as_rule()
+    if act is None:
+        return None, ""
+    sig = Signature(ticket.platform, ticket.task_type, ticket.step_name, ticket.error_class,
+                    normalise_error(ticket.error))
+    return act, describe_rule(act, delay_s if act is RuleAction.RETRY_LATER else 0.0, sig)
+
 
 _DIGITS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")

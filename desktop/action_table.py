@@ -17,7 +17,7 @@ from typing import Any
 
 from PySide6.QtGui import QKeySequence
 
-from . import shops
+from . import rule_dialog, shops, takeover
 from .i18n import QT_TR_NOOP, tr
 
 TASK_PANELS = ("pending", "in_flight", "suspended", "quarantine", "history", "scheduled")
@@ -189,6 +189,16 @@ ACTIONS: list[ActionSpec] = [
                QT_TR_NOOP("Answer the selected tickets (several at once get the same answer)"),
                "tickets", lambda w: w.answer_selected(), _keys("Ctrl+Return"),
                lambda s: s.engine and s.tab == "tickets" and s.tasks, toolbar=True),
+    ActionSpec("takeover", QT_TR_NOOP("Open the shop's browser"),
+               QT_TR_NOOP("Open the selected ticket's (or shop's) browser with its session, "
+                          "at the page where the task stopped; nothing else runs on the shop "
+                          "until you close it"), "tickets",
+               lambda w: takeover.takeover_selected(w), _keys("Ctrl+Shift+O"),
+               lambda s: (s.tab == "tickets" and s.tasks) or (s.tab == "shops" and s.shops)),
+    ActionSpec("rule_edit", QT_TR_NOOP("Edit rule…"),
+               QT_TR_NOOP("Change what the selected rule does, its delay and its note"),
+               "tickets", lambda w: rule_dialog.edit_selected_rule(w), _keys("Ctrl+Alt+M"),
+               lambda s: s.engine and s.rules, section=1),
     ActionSpec("rule_enable", QT_TR_NOOP("Enable rule"),
                QT_TR_NOOP("Let the selected rules answer failures again"), "tickets",
                lambda w: w.set_rules_enabled(True), _keys("Ctrl+Alt+E"),
@@ -302,14 +312,15 @@ CONTEXT_MENUS: dict[str, list[str | None]] = {
     "suspended": ["bump", "cancel"],
     "scheduled": ["bump", "cancel"],  # #18
     "quarantine": ["release", "bump", "cancel"],
-    "tickets": ["answer", "cancel", None, "pause_shop"],
+    "tickets": ["answer", "takeover", "cancel", None, "pause_shop"],
     "history": ["retry"],
     "shops": ["pause_shop", "resume_shop", "pause_domain", "resume_domain", None, "edit_shop",
-              "set_password", "tag_shops", "untag_shops", "add_shop", "import_shops"],
+              "set_password", "tag_shops", "untag_shops", "add_shop", "import_shops", None,
+              "takeover"],
     "gates": ["gate_rate"],
     "breakers": ["breaker_open", "breaker_close"],
     "kb": [],
-    "rules": ["rule_enable", "rule_disable", "rule_delete"],
+    "rules": ["rule_edit", "rule_enable", "rule_disable", "rule_delete"],
     "workers": [],
 }
 """Each table's own right-click actions (the :data:`COMMON` ones follow)."""

@@ -172,6 +172,7 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
             jobs: list[asyncio.Task[Any]] = []
 
             def started(window: Any) -> None:
+                window.ctx.extra["home"] = folder  # takeovers use the demo's sessions
                 window.runner.command(tr("Demo tasks"),
                                       lambda e: e.submit(demo_specs(site, args.tasks)))
                 jobs.append(asyncio.ensure_future(stream(window, site)))

@@ -61,11 +61,14 @@ async def submit(engine: Engine, specs: Sequence[TaskSpec]) -> list[int]:
 
 
 async def answer_ticket(engine: Engine, ticket_id: int, action: str, *, note: str,
-                        make_rule: bool) -> Changes:
+                        make_rule: bool, rule_delay_s: float = 600.0,
+                        confirm_resend: bool = False) -> Changes:
     """Answer a ticket; with ``make_rule`` the answer also becomes its rule (core's
-    :meth:`core.Answer.as_rule`)."""
+    :meth:`core.Answer.as_rule`, retrying after ``rule_delay_s``). ``confirm_resend``: the
+    operator confirmed sending a write of unknown outcome again (core refuses it otherwise)."""
     rule = Answer(action).as_rule() if make_rule else None
-    return await engine.answer_ticket(ticket_id, action, note=note, make_rule=rule)
+    return await engine.answer_ticket(ticket_id, action, note=note, make_rule=rule,
+                                      rule_delay_s=rule_delay_s, confirm_resend=confirm_resend)
 
 
 async def set_rule_enabled(engine: Engine, rule_id: int, enabled: bool) -> Changes:
@@ -74,6 +77,12 @@ async def set_rule_enabled(engine: Engine, rule_id: int, enabled: bool) -> Chang
 
 async def delete_rule(engine: Engine, rule_id: int) -> Changes:
     return await engine.delete_rule(rule_id)
+
+
+async def edit_rule(engine: Engine, rule_id: int, *, action: str, delay_s: float,
+                    note: str) -> Changes:
+    """Change what a rule does and its note (its scope stays)."""
+    return await engine.edit_rule(rule_id, action=action, delay_s=delay_s, note=note)
 
 
 def merged(changes: Sequence[Changes]) -> Changes:

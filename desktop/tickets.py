@@ -7,7 +7,7 @@ engine commands, one call each (:mod:`desktop.operations`).
 
 from __future__ import annotations
 
-from core import Answer, KbAnswer, Rule, Store, Ticket
+from core import Answer, KbAnswer, Rule, StepRow, Store, Ticket, task_detail
 
 ACTIONS: tuple[str, ...] = tuple(a.value for a in Answer)
 """The operator's answers, in the order the ticket dialog offers them."""
@@ -17,6 +17,7 @@ class TicketReads:
     """Blocking reads of ``store``'s ticket book; an empty filter means "any"."""
 
     def __init__(self, store: Store) -> None:
+        self.store = store
         self.book = store.ticket_book()
 
     def tickets(self, *, state: str = "open", shop: str = "", platform: str = "",
@@ -39,6 +40,10 @@ class TicketReads:
 
     def rules(self) -> list[Rule]:
         return self.book.rules()
+
+    def task_steps(self, task_id: int) -> list[StepRow]:
+        """The steps of a ticket's task's flow (its write steps with their verify)."""
+        return task_detail(self.store, task_id).steps
 
 
 def rule_signature(rule: Rule) -> str:

@@ -23,7 +23,8 @@ from .i18n import install_language, save_language, saved_language, tr
 from .models import KeyedTableModel, ListTableModel, Reader, TaskTableModel
 from .panels import TablePanel
 from .shops import run_keeping_input
-from .ticket_dialog import TicketDialog, load_bundle
+from .takeover import start_takeover
+from .ticket_dialog import AnswerChoice, TicketDialog, load_bundle
 from .tickets import TicketReads
 
 if TYPE_CHECKING:
@@ -215,26 +216,31 @@ class CommandsMixin(_Base):
             return
         ids = [r.id for r in rows]
 
+        self.open_ticket_dialog(ids)
+
+    def open_ticket_dialog(self, ids: list[int], *, after_takeover: bool = False) -> None:
+        """Read the first ticket's evidence off the GUI thread, then show the dialog; its
+        answer goes to every ticket of ``ids``."""
         def show(bundle: Any) -> None:
-            dlg = TicketDialog(bundle, self, others=len(ids) - 1)
-            dlg.answered.connect(lambda _tid, action, note, rule: self._answer_all(
-                ids, action, note, rule))
+            dlg = TicketDialog(bundle, self, others=len(ids) - 1, after_takeover=after_takeover,
+                               task_label=self.task_label(bundle.ticket.task_id))
+            dlg.answered.connect(lambda _tid, choice: self._answer_all(ids, choice))
+            dlg.takeover_requested.connect(lambda tid: start_takeover(self, ticket_id=tid))
             self.dialog = dlg
             dlg.open()
 
         self.runner.run(tr("Open ticket"),
                         lambda: self.reader(load_bundle, self.tickets, ids[0]), then=show)
 
-    def _answer_all(self, ticket_ids: list[int], action: str, note: str,
-                    make_rule: bool) -> asyncio.Task[None] | None:
+    def _answer_all(self, ticket_ids: list[int], choice: AnswerChoice
+                    ) -> asyncio.Task[None] | None:
         # One rule is enough: the first answer makes it, the others only answer.
         task = self._each(tr("Answer ticket"), ticket_ids, lambda e, t: ops.answer_ticket(
-            e, t, action, note=note, make_rule=make_rule and t == ticket_ids[0]))
+            e, t, choice.action, note=choice.note,
+            make_rule=choice.rule is not None and t == ticket_ids[0],
+            rule_delay_s=choice.rule_delay_s, confirm_resend=choice.confirm_resend))
         self._mark(("tickets", "kb", "rules"))
         return task
-
-    def _answer(self, ticket_id: int, action: str, note: str, make_rule: bool) -> None:
-        self._answer_all([ticket_id], action, note, make_rule)
 
     def open_settings(self) -> None:
         # Only the file this console was started with (the demo's is in its own folder); a

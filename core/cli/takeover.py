@@ -28,6 +28,7 @@ def cmd_takeover(args: argparse.Namespace, cli: Cli) -> int:
     result = asyncio.run(take_over(store, cli.settings, args.id, home=data_dir(),
                                    max_s=args.max_s))
     t = result.ticket
+    assert t is not None  # a ticket's takeover
     print(f"browser of {t.shop} closed ({result.closed_by}); its session is saved", flush=True)
     answer = args.answer
     if answer is None:

@@ -239,6 +239,16 @@ def cmd_rules(args: argparse.Namespace, cli: Cli) -> int:
         book.delete_rule(args.id)
         print(f"rule {args.id} deleted")
         return 0
+    if args.rules_cmd == "edit":
+        old = next((r for r in book.rules() if r.id == args.id), None)
+        if old is None:
+            raise InvalidInput("id", f"no rule with id {args.id}")
+        rule = book.edit_rule(
+            args.id, action=args.action or old.action.value,
+            delay_s=args.delay_s if args.delay_s is not None else old.delay_s,
+            note=args.note if args.note is not None else old.note)
+        print(f"rule {rule.id}: {rule.description}")
+        return 0
     rules = book.rules()
     if cli.json:
         cli.out([{**r.__dict__, "action": r.action.value} for r in rules])
@@ -315,4 +325,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     for verb in ("enable", "disable", "delete"):
         r = rsub.add_parser(verb, parents=[common], help=f"{verb} a rule")
         r.add_argument("id", type=int)
+    r = rsub.add_parser("edit", parents=[common],
+                        help="change what a rule does (its scope stays); unset options keep "
+                             "their value")
+    r.add_argument("id", type=int)
+    r.add_argument("--action", choices=[a.value for a in RuleAction])
+    r.add_argument("--delay-s", type=float, default=None, metavar="SECONDS",
+                   help="for retry_later: how long to wait before the retry")
+    r.add_argument("--note", default=None)
     p.set_defaults(handler=cmd_rules, readonly=lambda a: a.rules_cmd is None)

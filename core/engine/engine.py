@@ -39,7 +39,7 @@ from ..events import (
 )
 from ..scheduler import scheduler_job
 from ..specs import TaskSpec
-from ..tickets import check_write_safety, parse_answer
+from ..tickets import check_rule_change, check_write_safety, parse_answer
 from . import collector
 from .breakers import BreakerState
 from .dispatch import Dispatcher
@@ -346,7 +346,9 @@ class Engine(Dispatcher):
             InvalidInput: ``confirm_resend``: a resend of a write of unknown outcome that was
                 not confirmed (:func:`core.tickets.check_write_safety`).
         """
-        act, _ = parse_answer(action, make_rule)
+        act, rule_act = parse_answer(action, make_rule)
+        if rule_act is not None:
+            check_rule_change(rule_act, rule_delay_s, "")
         ticket = await self.astore.run(self.tickets.ticket, ticket_id)
         check_write_safety(ticket.kind, act, confirm_resend=confirm_resend)
         t = await self.astore.run(self.tickets.answer, ticket_id, action, note=note,
@@ -373,6 +375,17 @@ class Engine(Dispatcher):
     async def delete_rule(self, rule_id: int) -> Changes:
         await self.astore.run(self.tickets.delete_rule, rule_id)
         return Changes(tickets=True)
+
+    async def edit_rule(self, rule_id: int, *, action: str, delay_s: float,
+                        note: str = "") -> Changes:
+        """Change what a rule does and its note (its scope stays).
+
+        Raises:
+            InvalidInput: naming ``rule``, ``action``, ``delay_s`` or ``note``.
+        """
+        rule = await self.astore.run(self.tickets.edit_rule, rule_id, action=action,
+                                     delay_s=delay_s, note=note)
+        return Changes(tickets=True, detail={"rule": rule.id, "description": rule.description})
 
     async def set_breaker(self, name: str, state: Literal["open", "closed"]) -> Changes:
         self.breakers.get(name).force(BreakerState(state))

@@ -55,6 +55,19 @@ class ShopRecord:
 
 
 @dataclass(frozen=True)
+class ShopHold:
+    """A lease on a shop (#15 takeover): while ``until`` is ahead, no task of the shop is
+    claimed, by any worker sharing the store. Its holder renews it; when the holder dies it
+    runs out on its own (nothing stays blocked without a live holder)."""
+
+    shop: str
+    owner: str
+    until: float
+    what: str = ""
+    """Who holds it, in words (``"takeover of ticket #12 on host-a"``)."""
+
+
+@dataclass(frozen=True)
 class ScheduleRecord:
     """A stored schedule (#18): its definition (:meth:`core.schedules.Schedule.to_dict`), its
     mark (the last firing handled, epoch seconds), whether it is paused and why it last

@@ -95,11 +95,18 @@ _TICKS = itertools.count()
 """Orders every FakeExecutor's execution spans in one sequence (see ``FakeExecutor.spans``)."""
 
 
+def _write_unknown(cls: type[Any]) -> Any:
+    exc = cls("send reply: the write was interrupted and its outcome is unknown", step=1)
+    exc.step_name = "send reply"
+    return exc
+
+
 class FakeExecutor:
     """A scripted executor for engine tests: a task's ``params`` say what happens.
 
     ``params["fake"]``: ``ok`` (default), ``site_failed``, ``page_changed``, ``needs_human``,
-    ``crash``, ``rate_limited:SECONDS``; ``params["requests"]``: gate tokens taken (default 1);
+    ``crash``, ``rate_limited:SECONDS``, ``write_unknown`` (the write of step 1 was cut off);
+    ``params["requests"]``: gate tokens taken (default 1);
     ``params["steps"]``: steps of ``params["step_s"]`` real seconds each, yielding between them
     when asked (default 1 step, 0 s; ``params["ignore_yield"]`` never yields, like a wedged
     page; ``params["until_preempted"]``: N (or true: 1) — attempts keep stepping, whatever
@@ -154,6 +161,7 @@ class FakeExecutor:
             RateLimited,
             SiteFailed,
             TaskError,
+            WriteOutcomeUnknown,
         )
 
         begun = next(_TICKS)
@@ -192,6 +200,7 @@ class FakeExecutor:
                 "network_down": lambda: NetworkDown(
                     f"Page.goto: net::ERR_NAME_NOT_RESOLVED at https://{task.domain}/"),
                 "task_error": lambda: TaskError("the flow's own mistake"),
+                "write_unknown": lambda: _write_unknown(WriteOutcomeUnknown),
             }
             if kind in errors:
                 raise errors[kind]()

@@ -635,6 +635,34 @@
         <translation>超过 %1 个任务</translation>
     </message>
     <message>
+        <source>retry the task from its failed step after %1, without a ticket</source>
+        <translation>在 %1 后从失败的步骤重试任务，不开工单</translation>
+    </message>
+    <message>
+        <source>skip the failed step and go on with the next one, without a ticket</source>
+        <translation>跳过失败的步骤并继续下一步，不开工单</translation>
+    </message>
+    <message>
+        <source>open a ticket at once, without retrying</source>
+        <translation>立即开工单，不重试</translation>
+    </message>
+    <message>
+        <source>%1 makes no rule: a person finishing or cancelling a task is not something ShopFleet repeats on its own.</source>
+        <translation>“%1”不会生成规则：由人完成或取消任务，ShopFleet 不会自动重复。</translation>
+    </message>
+    <message>
+        <source>step “%1”</source>
+        <translation>步骤“%1”</translation>
+    </message>
+    <message>
+        <source>the start page</source>
+        <translation>起始页</translation>
+    </message>
+    <message>
+        <source>Rule: when a %1 task of platform %2 fails at %3 with %4, %5.</source>
+        <translation>规则：平台 %2 的 %1 任务在 %3 因 %4 失败时，%5。</translation>
+    </message>
+    <message>
         <source>Retry: run the task again from the start</source>
         <translation>重试：从头再运行一次</translation>
     </message>
@@ -665,6 +693,10 @@
     <message>
         <source>Show technical details</source>
         <translation>显示技术详情</translation>
+    </message>
+    <message>
+        <source>Open %1's browser, with its session, at the page where the task stopped; nothing else runs on the shop meanwhile. Close it to come back here.</source>
+        <translation>打开 %1 的浏览器（带登录会话），停在任务中断的页面；期间该店铺不运行其他任务。关闭浏览器后回到这里。</translation>
     </message>
     <message>
         <source>Fit</source>
@@ -707,12 +739,28 @@
         <translation>以往处理（%1）</translation>
     </message>
     <message>
+        <source>The shop's browser was closed and its session saved. How does the task go on?</source>
+        <translation>店铺浏览器已关闭，会话已保存。任务接下来怎么处理？</translation>
+    </message>
+    <message>
         <source>A note for the knowledge base (what you saw, what you did)</source>
         <translation>给知识库的备注（看到了什么，做了什么）</translation>
     </message>
     <message>
+        <source>after taking over the shop's browser</source>
+        <translation>接管店铺浏览器之后</translation>
+    </message>
+    <message>
+        <source>Make this a rule</source>
+        <translation>生成规则</translation>
+    </message>
+    <message>
         <source>Make this a rule: answer such failures this way without a ticket</source>
         <translation>设为规则：以后同类失败自动这样处理，不再开工单</translation>
+    </message>
+    <message>
+        <source>Retry after (minutes):</source>
+        <translation>重试间隔（分钟）：</translation>
     </message>
     <message>
         <source>Send answer</source>
@@ -727,8 +775,64 @@
         <translation>关闭（工单保持待处理）</translation>
     </message>
     <message>
+        <source>A change was being sent when the attempt stopped: nobody knows whether it went through.</source>
+        <translation>尝试中断时正在提交一项修改：无法确定它是否已生效。</translation>
+    </message>
+    <message>
+        <source>The write: step %1 “%2” (%3).</source>
+        <translation>写入操作：第 %1 步“%2”（%3）。</translation>
+    </message>
+    <message>
+        <source>Page where the task stopped: %1</source>
+        <translation>任务中断时的页面：%1</translation>
+    </message>
+    <message>
+        <source>Page where the task stopped: not recorded (see the screenshot)</source>
+        <translation>任务中断时的页面：未记录（请看截图）</translation>
+    </message>
+    <message>
+        <source>The flow's check (verify): %1 — it could not settle it.</source>
+        <translation>流程的检查（verify）：%1 —— 未能确定结果。</translation>
+    </message>
+    <message>
+        <source>The flow declares no check (verify) for this step, so only a person can tell.</source>
+        <translation>流程没有为这一步声明检查（verify），只能由人判断。</translation>
+    </message>
+    <message>
+        <source>Look at the shop first (Open the shop's browser, or the screenshot). If it went through, answer Skip. Resume and Retry send it again and ask you to confirm.</source>
+        <translation>请先查看店铺（打开店铺浏览器或看截图）。若已生效，请选择“跳过”。“继续”和“重试”会再次提交，并需要你确认。</translation>
+    </message>
+    <message>
+        <source>Tick the box to save this as a rule:</source>
+        <translation>勾选上面的选项即可保存为规则：</translation>
+    </message>
+    <message>
         <source>Hide technical details</source>
         <translation>隐藏技术详情</translation>
+    </message>
+    <message>
+        <source>step %1 “%2”</source>
+        <translation>第 %1 步“%2”</translation>
+    </message>
+    <message>
+        <source> (and the same for %1 more ticket(s))</source>
+        <translation>（另外 %1 个工单同样处理）</translation>
+    </message>
+    <message>
+        <source>Send the change again?</source>
+        <translation>再次提交这项修改？</translation>
+    </message>
+    <message>
+        <source>%1 for task %2: %3 may already have gone through. Sending it again can do it twice (a reply or an order sent twice).%4</source>
+        <translation>对任务 %2 执行“%1”：%3 可能已经生效。再次提交可能重复执行（回复或订单发送两次）。%4</translation>
+    </message>
+    <message>
+        <source>Send it again</source>
+        <translation>再次提交</translation>
+    </message>
+    <message>
+        <source>Back</source>
+        <translation>返回</translation>
     </message>
     <message>
         <source>set</source>
@@ -1311,6 +1415,22 @@ Store: %2</source>
     <message>
         <source>Answer the selected tickets (several at once get the same answer)</source>
         <translation>处理所选工单（多选时统一处理）</translation>
+    </message>
+    <message>
+        <source>Open the shop's browser</source>
+        <translation>打开店铺浏览器</translation>
+    </message>
+    <message>
+        <source>Open the selected ticket's (or shop's) browser with its session, at the page where the task stopped; nothing else runs on the shop until you close it</source>
+        <translation>打开选中工单（或店铺）的浏览器（带登录会话），停在任务中断的页面；关闭前该店铺不运行其他任务</translation>
+    </message>
+    <message>
+        <source>Edit rule…</source>
+        <translation>编辑规则…</translation>
+    </message>
+    <message>
+        <source>Change what the selected rule does, its delay and its note</source>
+        <translation>修改选中规则的动作、延迟和备注</translation>
     </message>
     <message>
         <source>Enable rule</source>
@@ -2647,6 +2767,46 @@ Replace the shipped flow's file with this one? Choose No to save it under anothe
     <message>
         <source>Notifications failing: %1</source>
         <translation>通知发送失败：%1</translation>
+    </message>
+    <message>
+        <source>Edit rule #%1</source>
+        <translation>编辑规则 #%1</translation>
+    </message>
+    <message>
+        <source> min</source>
+        <translation> 分钟</translation>
+    </message>
+    <message>
+        <source>Now</source>
+        <translation>当前</translation>
+    </message>
+    <message>
+        <source>Retry after</source>
+        <translation>重试间隔</translation>
+    </message>
+    <message>
+        <source>After saving</source>
+        <translation>保存后</translation>
+    </message>
+    <message>
+        <source>The rule will %1.</source>
+        <translation>该规则将%1。</translation>
+    </message>
+    <message>
+        <source>Saved as: %1</source>
+        <translation>保存为：%1</translation>
+    </message>
+    <message>
+        <source>ticket #%1</source>
+        <translation>工单 #%1</translation>
+    </message>
+    <message>
+        <source>Opening the shop's browser for %1; close it when you are done</source>
+        <translation>正在为 %1 打开店铺浏览器；完成后请关闭它</translation>
+    </message>
+    <message>
+        <source>Browser of %1 closed, its session saved</source>
+        <translation>%1 的浏览器已关闭，会话已保存</translation>
     </message>
 </context>
 </TS>

@@ -821,6 +821,65 @@ ZH_CN.update({
     "format": "格式",
     "sheet per": "分表",
     "search (中文 too), Enter": "搜索（支持中文），回车",
+    # #15 ticket dialog: write safety, rules in words, rule edits, takeover
+    "retry the task from its failed step after %1, without a ticket":
+        "在 %1 后从失败的步骤重试任务，不开工单",
+    "skip the failed step and go on with the next one, without a ticket":
+        "跳过失败的步骤并继续下一步，不开工单",
+    "open a ticket at once, without retrying": "立即开工单，不重试",
+    "%1 makes no rule: a person finishing or cancelling a task is not something ShopFleet "
+    "repeats on its own.": "“%1”不会生成规则：由人完成或取消任务，ShopFleet 不会自动重复。",
+    "step “%1”": "步骤“%1”",
+    "the start page": "起始页",
+    "Rule: when a %1 task of platform %2 fails at %3 with %4, %5.":
+        "规则：平台 %2 的 %1 任务在 %3 因 %4 失败时，%5。",
+    "Open %1's browser, with its session, at the page where the task stopped; nothing else "
+    "runs on the shop meanwhile. Close it to come back here.":
+        "打开 %1 的浏览器（带登录会话），停在任务中断的页面；期间该店铺不运行其他任务。关闭浏览器后回到这里。",
+    "The shop's browser was closed and its session saved. How does the task go on?":
+        "店铺浏览器已关闭，会话已保存。任务接下来怎么处理？",
+    "after taking over the shop's browser": "接管店铺浏览器之后",
+    "Retry after (minutes):": "重试间隔（分钟）：",
+    "A change was being sent when the attempt stopped: nobody knows whether it went through.":
+        "尝试中断时正在提交一项修改：无法确定它是否已生效。",
+    "The write: step %1 “%2” (%3).": "写入操作：第 %1 步“%2”（%3）。",
+    "Page where the task stopped: %1": "任务中断时的页面：%1",
+    "Page where the task stopped: not recorded (see the screenshot)":
+        "任务中断时的页面：未记录（请看截图）",
+    "The flow's check (verify): %1 — it could not settle it.":
+        "流程的检查（verify）：%1 —— 未能确定结果。",
+    "The flow declares no check (verify) for this step, so only a person can tell.":
+        "流程没有为这一步声明检查（verify），只能由人判断。",
+    "Look at the shop first (Open the shop's browser, or the screenshot). If it went through, "
+    "answer Skip. Resume and Retry send it again and ask you to confirm.":
+        "请先查看店铺（打开店铺浏览器或看截图）。若已生效，请选择“跳过”。“继续”和“重试”会再次提交，并需要你确认。",
+    "Tick the box to save this as a rule:": "勾选上面的选项即可保存为规则：",
+    "step %1 “%2”": "第 %1 步“%2”",
+    " (and the same for %1 more ticket(s))": "（另外 %1 个工单同样处理）",
+    "Send the change again?": "再次提交这项修改？",
+    "%1 for task %2: %3 may already have gone through. Sending it again can do it twice (a "
+    "reply or an order sent twice).%4":
+        "对任务 %2 执行“%1”：%3 可能已经生效。再次提交可能重复执行（回复或订单发送两次）。%4",
+    "Send it again": "再次提交",
+    "Back": "返回",
+    "Open the shop's browser": "打开店铺浏览器",
+    "Open the selected ticket's (or shop's) browser with its session, at the page where the "
+    "task stopped; nothing else runs on the shop until you close it":
+        "打开选中工单（或店铺）的浏览器（带登录会话），停在任务中断的页面；关闭前该店铺不运行其他任务",
+    "Edit rule…": "编辑规则…",
+    "Make this a rule": "生成规则",
+    "Change what the selected rule does, its delay and its note": "修改选中规则的动作、延迟和备注",
+    "Edit rule #%1": "编辑规则 #%1",
+    " min": " 分钟",
+    "Now": "当前",
+    "Retry after": "重试间隔",
+    "After saving": "保存后",
+    "The rule will %1.": "该规则将%1。",
+    "Saved as: %1": "保存为：%1",
+    "ticket #%1": "工单 #%1",
+    "Opening the shop's browser for %1; close it when you are done":
+        "正在为 %1 打开店铺浏览器；完成后请关闭它",
+    "Browser of %1 closed, its session saved": "%1 的浏览器已关闭，会话已保存",
 })
 # --- #18 shop groups: tags in the console
 ZH_CN.update({

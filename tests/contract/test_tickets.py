@@ -373,3 +373,50 @@ def test_cancelling_a_task_cancels_its_open_ticket(store_factory: StoreFactory,
     assert [x.id for x in book.tickets(state="cancelled")] == [k]
     with pytest.raises(Refused):
         book.answer(k, "retry")
+
+
+def test_a_rule_is_edited_in_place_keeping_its_scope(store_factory: StoreFactory) -> None:
+    """#15: a rule can be edited — what it does, its delay, its note — and its words follow;
+    the failures it answers (its signature) stay the same."""
+    store = store_factory()
+    book = store.ticket_book()
+    _, k = to_ticket(store)
+    book.answer(k, "resume", note="wait it out", make_rule="retry_later", rule_delay_s=600)
+    (r,) = book.rules()
+    assert r.description.endswith(": retry the task from its failed step after 10 min, "
+                                  "without a ticket.")
+    scope = r.description[:r.description.index("): ") + 1]
+    e = book.edit_rule(r.id, action="skip", delay_s=0, note="skipping is fine")
+    assert (e.id, e.signature, e.action, e.note) == (r.id, r.signature, RuleAction.SKIP,
+                                                     "skipping is fine")
+    assert e.description == scope + ": skip the failed step and go on with the next one, " \
+        "without a ticket."
+    assert book.rules() == [e]                               # stored, not only returned
+    m = book.matching_rule(sig_for())
+    assert m is not None and m.action is RuleAction.SKIP
+    e2 = book.edit_rule(r.id, action=RuleAction.RETRY_LATER, delay_s=90, note="")
+    assert (e2.delay_s, e2.hits, e2.enabled) == (90, r.hits, r.enabled)
+    assert e2.description == scope + ": retry the task from its failed step after 90 s, " \
+        "without a ticket."
+    # Hostile or unknown input: one field named, nothing changed.
+    for kw, field in (({"action": "explode", "delay_s": 1}, "action"),
+                      ({"action": "retry_later", "delay_s": float("nan")}, "delay_s"),
+                      ({"action": "retry_later", "delay_s": -5}, "delay_s"),
+                      ({"action": "retry_later", "delay_s": 0}, "delay_s"),
+                      ({"action": "skip", "delay_s": 0, "note": "x" * 5000}, "note")):
+        with pytest.raises(InvalidInput) as err:
+            book.edit_rule(r.id, **{"note": "", **kw})  # type: ignore[arg-type]
+        assert err.value.field == field
+    assert book.rules() == [e2]
+    with pytest.raises(InvalidInput) as err:
+        book.edit_rule(r.id + 100, action="skip", delay_s=0, note="")
+    assert err.value.field == "rule"
+
+
+def test_a_rule_made_without_an_answer_says_what_it_does(store_factory: StoreFactory) -> None:
+    store = store_factory()
+    book = store.ticket_book()
+    r = book.add_rule(sig_for(), "human")
+    assert r.description.startswith("When a upload_product task of platform pdd fails at "
+                                    "step 'submit' with page_changed")
+    assert r.description.endswith(": open a ticket at once, without retrying.")

@@ -4,6 +4,7 @@ with its write recorded once on the site."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -55,6 +56,9 @@ def test_a_captcha_ticket_is_solved_by_a_takeover_and_the_reply_is_sent_once(
 
         async def person(page: Any) -> None:
             seen_pages.append(page.url)
+            hold = await asyncio.to_thread(store.shop_hold, "pdd-1")   # the shop's lease
+            assert hold is not None and "ticket #" in hold.what
+            assert not (await asyncio.to_thread(store.shop, "pdd-1")).paused
             assert await page.locator("#captcha").count() == 1   # where the robot stopped
             await page.reload()                                  # "solves" it: served once
             assert await page.locator("#captcha").count() == 0
@@ -67,7 +71,8 @@ def test_a_captcha_ticket_is_solved_by_a_takeover_and_the_reply_is_sent_once(
             result = await take_over(store, settings, tickets[0].id, home=tmp_path,
                                      on_page=person, max_s=120)
             assert result.closed_by == "person"
-            assert not store.shop("pdd-1").paused                # given back after
+            assert result.shop == "pdd-1" and result.ticket is not None
+            assert store.shop_hold("pdd-1") is None              # given back after
             await engine.answer_ticket(tickets[0].id, "resume", note="captcha solved")
             await wait_until(lambda: store.task(tid).state is TaskState.DONE, 120)
 

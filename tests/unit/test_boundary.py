@@ -95,6 +95,8 @@ def test_public_names_are_pinned() -> None:
         # the console (#15): live counts from one read
         "view_counts", "RowError", "ShopImport", "ShopImportRow", "import_shops",
         "read_shop_list", "set_shop_password", "check_shop_table",
+        # the ticket dialog (#15): rule previews and edits, takeover from a shop's row
+        "answer_rule", "redescribe_rule", "take_over_shop",
     ]) == PUBLIC
     for name in PUBLIC:
         assert hasattr(core, name), name

@@ -79,3 +79,50 @@ def test_cli_refuses_a_resend_of_an_unknown_write_without_confirmation(
     assert "after 90 s" in out
     rule = store.ticket_book().rules()[0]
     assert rule.description.startswith("When a reply_customer task of platform pdd")
+
+
+def test_the_rule_an_answer_names_is_previewed_in_the_words_it_is_saved_with(
+        make_store: StoreFactory) -> None:
+    from core.tickets import answer_rule
+
+    store = make_store(name="p.db")
+    _, ticket_id = write_unknown_ticket(store)
+    book = store.ticket_book()
+    t = book.ticket(ticket_id)
+    assert answer_rule(t, "done", 600) == (None, "")
+    assert answer_rule(t, "cancel", 600) == (None, "")
+    act, words = answer_rule(t, "resume", 1800)
+    assert act is RuleAction.RETRY_LATER and "after 30 min" in words
+    book.answer(ticket_id, "resume", make_rule=act, rule_delay_s=1800)
+    assert book.rules()[0].description == words          # the preview is what is saved
+
+
+def test_an_edited_rule_keeps_its_scope_in_its_words() -> None:
+    from core.tickets import Rule, redescribe_rule
+
+    words = describe_rule(RuleAction.RETRY_LATER, 600, SIG)
+    rule = Rule(1, SIG.key, RuleAction.RETRY_LATER, 600, "", True, 0.0, None, 0, words)
+    assert redescribe_rule(rule, "skip", 0) == describe_rule(RuleAction.SKIP, 0, SIG)
+    assert redescribe_rule(rule, "retry_later", 7200) == describe_rule(
+        RuleAction.RETRY_LATER, 7200, SIG)
+    # A rule saved before rules had words (its description was the bare signature).
+    old = Rule(2, SIG.key, RuleAction.SKIP, 0, "", True, 0.0, None, 0, SIG.describe())
+    assert redescribe_rule(old, "human", 0) == (
+        f"When a failure matches {SIG.describe()}: open a ticket at once, without retrying.")
+
+
+def test_cli_edits_a_rule(make_store: StoreFactory, tmp_path: Path,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    store = make_store(name="r.db")
+    rule = store.ticket_book().add_rule(SIG, "retry_later", delay_s=600, note="first")
+    db = str(tmp_path / "r.db")
+    capsys.readouterr()
+    assert main(["rules", "edit", str(rule.id), "--delay-s", "90", "--db", db]) == 0
+    out, _ = capsys.readouterr()
+    assert "after 90 s" in out
+    edited = store.ticket_book().rules()[0]
+    assert (edited.action, edited.delay_s, edited.note) == (RuleAction.RETRY_LATER, 90, "first")
+    code = main(["rules", "edit", str(rule.id), "--delay-s", "-1", "--db", db])
+    _, err = capsys.readouterr()
+    assert code == 2 and "delay_s" in err and len(err.strip().splitlines()) == 1
+    assert store.ticket_book().rules()[0].delay_s == 90            # nothing written

@@ -353,8 +353,9 @@ local function shop(sid)
   local s = shops[sid]
   if not s then
     local r = redis.call('HMGET', k('shop:' .. sid), 'name', 'platform', 'base_url', 'domain',
-                         'paused')
-    s = {name = r[1], platform = r[2], base_url = r[3], domain = r[4], paused = r[5] == '1'}
+                         'paused', 'hold_until')
+    s = {name = r[1], platform = r[2], base_url = r[3], domain = r[4], paused = r[5] == '1',
+         held = r[6] and tonumber(r[6]) > NOW}
     s.dpaused = redis.call('HEXISTS', k('paused_domains'), r[4]) == 1
     shops[sid] = s
   end
@@ -362,7 +363,7 @@ local function shop(sid)
 end
 local function blocked(sid)
   local s = shop(sid)
-  if s.paused or s.dpaused or ex[s.domain] then return true end
+  if s.paused or s.held or s.dpaused or ex[s.domain] then return true end
   return tonumber(redis.call('HGET', k('shop_running'), sid) or '0') >= MAXPS
 end
 local function eligible(m)

@@ -62,6 +62,7 @@ from ..records import (
 )
 from . import pages as redis_queries
 from .groups import RedisGroups
+from .holds import RedisHolds
 
 if TYPE_CHECKING:
     from ...tickets import Rule, Signature
@@ -71,7 +72,7 @@ from .connection import ROOM_POLL_S, _f, connect_error
 from .reads import RedisReads
 
 
-class RedisStore(RedisGroups, RedisReads):
+class RedisStore(RedisGroups, RedisHolds, RedisReads):
     """The queue, shops, tickets, metrics and worker registry in one shared Redis.
 
     Args:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Protocol
 
+from redis.exceptions import WatchError
+
 from ...errors import InvalidInput, Refused
 from ...tickets import (
     Answer,
@@ -22,9 +24,11 @@ from ...tickets import (
     Ticket,
     TicketState,
     answer_checkpoint,
+    check_rule_change,
     describe_rule,
     normalise_error,
     parse_answer,
+    redescribe_rule,
 )
 from ..records import TaskRecord
 
@@ -164,6 +168,31 @@ class RedisTicketBook:
         pipe.zrem(self.keys.rules_sig(h["signature"]), str(rule_id))
         pipe.execute()
 
+    def edit_rule(self, rule_id: int, *, action: RuleAction | str, delay_s: float,
+                  note: str) -> Rule:
+        """Change what a rule does (action, delay) and its note; its scope stays. Its words
+        are rewritten to match (:func:`core.tickets.redescribe_rule`)."""
+        act, delay, note = check_rule_change(action, delay_s, note)
+        key = self.keys.rule(rule_id)
+        with self._r.pipeline(transaction=True) as pipe:
+            for _ in range(_CAS_TRIES):
+                try:
+                    pipe.watch(key)
+                    h = pipe.hgetall(key)
+                    if not h:
+                        raise InvalidInput("rule", f"no rule with id {rule_id}")
+                    words = redescribe_rule(_rule(h), act, delay)
+                    pipe.multi()
+                    pipe.hset(key, mapping={"action": act.value, "delay_s": repr(delay),
+                                            "note": note, "description": words})
+                    pipe.execute()
+                    break
+                except WatchError:
+                    continue
+            else:
+                raise Refused(f"rule {rule_id} keeps changing; try again")
+        return _rule(self._get_rule(rule_id))
+
     def add_rule(self, signature: Signature, action: RuleAction | str, *,
                  delay_s: float = 600.0, note: str = "") -> Rule:
         act = RuleAction(action)
@@ -173,7 +202,8 @@ class RedisTicketBook:
         pipe.hset(self.keys.rule(rid), mapping={
             "id": str(rid), "signature": signature.key, "action": act.value,
             "delay_s": repr(float(delay_s)), "note": note, "enabled": "1",
-            "created_at": repr(now), "hits": "0", "description": signature.describe()})
+            "created_at": repr(now), "hits": "0",
+            "description": describe_rule(act, float(delay_s), signature)})
         pipe.zadd(self.keys.rules, {str(rid): rid})
         pipe.zadd(self.keys.rules_sig(signature.key), {str(rid): rid})
         pipe.execute()

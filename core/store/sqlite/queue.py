@@ -28,6 +28,7 @@ from ..records import (
 )
 from . import sql
 from .connection import SqliteConnections
+from .holds import held_shop_ids
 from .results import write_results
 
 
@@ -229,6 +230,7 @@ class SqliteQueue(SqliteConnections):
             sql.FULL_SHOPS, (self._q.max_tasks_per_shop,))}
         blocked.update(int(r[0]) for r in conn.execute(
             sql.PAUSED_SHOPS))
+        blocked.update(held_shop_ids(conn, self.clock.now()))  # #15: taken over by a person
         if exclude:
             marks = ",".join("?" * len(exclude))
             blocked.update(int(r[0]) for r in conn.execute(

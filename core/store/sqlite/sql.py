@@ -158,6 +158,11 @@ OPEN_LOST_WORKER_TICKET = (
     "task_type, step, step_name, error_class, error, signature, evidence) VALUES "
     "(?, 'open', 'failure', ?, ?, ?, ?, ?, NULL, '', 'lease_lost', ?, ?, '{}')")
 
+HELD_SHOPS = (
+    "SELECT s.id, m.value FROM meta m JOIN shops s ON m.name = 'hold:' || s.name "
+    "WHERE m.name >= 'hold:' AND m.name < 'hold;'")
+"""Shops with a hold (#15 takeover), live or run out: the claim compares the expiry."""
+
 PAUSED_SHOPS = (
     "SELECT id FROM shops WHERE paused = 1 OR domain IN "
     "(SELECT domain FROM paused_domains)")
@@ -225,6 +230,8 @@ HARD_AGED_COUNT = (
 
 META_VALUE = "SELECT value FROM meta WHERE name = ?"
 
+DELETE_META = "DELETE FROM meta WHERE name = ?"
+
 METRICS_SINCE = (
     "SELECT minute, data FROM metrics_minutes WHERE minute >= ? ORDER BY minute DESC "
     "LIMIT ?")
@@ -284,6 +291,9 @@ ANSWER_TICKET = (
 COUNT_RULE_HIT = "UPDATE rules SET hits = hits + 1 WHERE id = ?"
 
 DELETE_RULE = "DELETE FROM rules WHERE id = ?"
+
+EDIT_RULE = (
+    "UPDATE rules SET action = ?, delay_s = ?, note = ?, description = ? WHERE id = ?")
 
 EARLIER_ANSWERS = (
     "SELECT * FROM kb_answers WHERE signature = ? ORDER BY id DESC "

@@ -30,6 +30,7 @@ from ..records import ShopRecord, TaskState, domain_of
 from . import pages as sqlite_pages
 from . import sql
 from .groups import SqliteGroups
+from .holds import SqliteHolds
 from .queue import SqliteQueue
 from .reads import SqliteReads
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from .outbox import SqliteOutbox
     from .tickets import SqliteTicketBook
 
-class SqliteStore(SqliteGroups, SqliteQueue, SqliteReads):
+class SqliteStore(SqliteGroups, SqliteHolds, SqliteQueue, SqliteReads):
     """Durable priority queue, shops, tickets and event log in one SQLite file (WAL mode).
 
     Args:

@@ -20,9 +20,11 @@ from ...tickets import (
     Ticket,
     TicketState,
     answer_checkpoint,
+    check_rule_change,
     describe_rule,
     normalise_error,
     parse_answer,
+    redescribe_rule,
     rule_checkpoint,
 )
 from ..records import TaskRecord
@@ -55,7 +57,8 @@ def _ticket(r: sqlite3.Row) -> Ticket:
         note=r["note"])
 
 
-def _rule(r: sqlite3.Row) -> Rule:
+def _rule(r: Any) -> Rule:
+    """A rule from its row (an ``sqlite3.Row`` or a dict of its columns)."""
     return Rule(id=r["id"], signature=r["signature"], action=RuleAction(r["action"]),
                 delay_s=r["delay_s"], note=r["note"], enabled=bool(r["enabled"]),
                 created_at=r["created_at"], from_answer=r["from_answer"], hits=r["hits"],
@@ -225,6 +228,23 @@ class SqliteTicketBook:
                 raise InvalidInput("rule", f"no rule with id {rule_id}")
         self._call(op)
 
+    def edit_rule(self, rule_id: int, *, action: RuleAction | str, delay_s: float,
+                  note: str) -> Rule:
+        """Change what a rule does (action, delay) and its note; its scope stays. Its words
+        are rewritten to match (:func:`core.tickets.redescribe_rule`)."""
+        act, delay, note = check_rule_change(action, delay_s, note)
+
+        def op(conn: sqlite3.Connection) -> None:
+            cur = conn.execute(sql.RULE, (rule_id,))
+            row = cur.fetchone()
+            if row is None:
+                raise InvalidInput("rule", f"no rule with id {rule_id}")
+            old = _rule(dict(zip([d[0] for d in cur.description], row, strict=True)))
+            conn.execute(sql.EDIT_RULE, (act.value, delay, note,
+                                         redescribe_rule(old, act, delay), rule_id))
+        self._call(op)
+        return _rule(self.store._read(sql.RULE, (rule_id,))[0])
+
     def add_rule(self, signature: Signature, action: RuleAction | str, *,
                  delay_s: float = 600.0, note: str = "") -> Rule:
         act = RuleAction(action)
@@ -233,7 +253,8 @@ class SqliteTicketBook:
         def op(conn: sqlite3.Connection) -> int:
             cur = conn.execute(
                 sql.INSERT_RULE,
-                (signature.key, act.value, delay_s, note, now, signature.describe()))
+                (signature.key, act.value, delay_s, note, now,
+                 describe_rule(act, float(delay_s), signature)))
             return int(cur.lastrowid or 0)
         rid = self._call(op)
         return _rule(self.store._read(sql.RULE, (rid,))[0])
