@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import QMenu
 
 from core import EngineHost, SqliteStore, TaskState
 from desktop import action_table as A
+from desktop import columns as C
 from tests.gui.conftest import Run
 from tests.gui.test_console import pause_all_but, quick, select, show, trigger
 
@@ -102,7 +104,12 @@ def _read_xlsx(path: Path) -> list[list[str]]:
 
 
 def test_export_writes_csv_and_xlsx_with_every_row_and_copy_puts_tsv_on_the_clipboard(
-        window: Any, run: Run, store: SqliteStore, tmp_path: Path) -> None:
+        window: Any, run: Run, store: SqliteStore, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # One "now" for both exports: cells such as "Waited 0s" / "1s" are relative to it, and
+    # on a loaded machine the second export ran a second later (a flake, not a difference).
+    now = time.time()
+    monkeypatch.setattr(C, "_now", lambda: now)
     pause_all_but(store)
     ids = store.submit_many([quick("pdd-1") for _ in range(230)]
                             + [quick("temu-1", params={"page": 2})])
