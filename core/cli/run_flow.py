@@ -60,6 +60,7 @@ async def _run(cli: Cli, settings: Any, flow: Any, params: dict[str, Any], shop_
     from ..engine.gates import RateGates
     from ..flows import Checkpoint, StepEvent, check_flow, default_asset_dirs, run_flow
     from ..paths import data_dir
+    from ..profiles import load_context_options
     from ..secrets import decrypt_password, open_vault_for
     from ..store import domain_of
     from ..validation import shop_info
@@ -70,6 +71,8 @@ async def _run(cli: Cli, settings: Any, flow: Any, params: dict[str, Any], shop_
     rec = await asyncio.to_thread(store.shop, shop_name)
     token = await asyncio.to_thread(store.shop_password_enc, shop_name)
     shop = shop_info(settings, rec, decrypt_password(token, vault=vault))
+    # The shop's profile (proxy, locale, time zone, …) as every task of it gets it.
+    options = await asyncio.to_thread(load_context_options, store, shop_name, settings, vault)
     assets = default_asset_dirs(settings.assets.dirs)
     try:
         check_flow(flow, params=params, shop_fields=shop.fields(), asset_dirs=assets,
@@ -107,7 +110,7 @@ async def _run(cli: Cli, settings: Any, flow: Any, params: dict[str, Any], shop_
                        sessions=SessionStore(home / "sessions", vault))
     async with pool:
         try:
-            async with pool.task_context(rec.name) as tc:
+            async with pool.task_context(rec.name, options) as tc:
                 result = await run_flow(
                     tc.page, flow, params=params, shop=shop, checkpoint=None,
                     save_checkpoint=save, evidence_dir=evidence,

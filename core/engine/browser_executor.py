@@ -24,6 +24,7 @@ from ..errors import (
 from ..flows import Checkpoint, FlowRegistry, ShopInfo, StepEvent, default_asset_dirs, run_flow
 from ..flows.evidence import redact_text
 from ..paths import data_dir
+from ..profiles import ContextOptions, context_options_for, default_context_options
 from ..secrets import decrypt_password, open_vault_for
 from ..store import ClaimedTask, domain_of
 from ..store.base import Store
@@ -56,7 +57,8 @@ class BrowserExecutor:
         self.vault = vault or open_vault_for(store, self.home)
         self.pool = pool or BrowserPool(
             settings.pool, settings.browser,
-            sessions=SessionStore(self.home / "sessions", self.vault))
+            sessions=SessionStore(self.home / "sessions", self.vault),
+            spare_options=default_context_options(settings))
         self.registry = registry or FlowRegistry.load([Path(d) for d in settings.flows.dirs])
         self.asset_dirs = default_asset_dirs(settings.assets.dirs)
         self.evidence_root = self.home / "evidence"
@@ -75,14 +77,21 @@ class BrowserExecutor:
         st = self.pool.stats()
         return {"browsers": st.browsers_alive, "contexts": st.contexts_alive}
 
-    def _shop_info(self, name: str) -> ShopInfo:
+    def _shop_info(self, name: str) -> tuple[ShopInfo, ContextOptions]:
         shop = self.store.shop(name)
         password = decrypt_password(self.store.shop_password_enc(name), vault=self.vault)
-        return shop_info(self.settings, shop, password)
+        # Read with the shop on every task: a profile changed on any machine of a fleet
+        # applies to the next task everywhere.
+        proxy_pw = ""
+        if shop.profile.proxy and shop.has_proxy_password:
+            proxy_pw = decrypt_password(self.store.shop_proxy_password_enc(name),
+                                        vault=self.vault)
+        options = context_options_for(shop, self.settings, proxy_password=proxy_pw)
+        return shop_info(self.settings, shop, password), options
 
     async def execute(self, task: ClaimedTask, ctl: TaskControl) -> Outcome:
         flow = self.registry.flow_for(task.flow, task.steps)
-        shop = await asyncio.to_thread(self._shop_info, task.shop)
+        shop, options = await asyncio.to_thread(self._shop_info, task.shop)
         checkpoint = Checkpoint.from_dict(task.checkpoint) if task.checkpoint else None
         evidence_dir = self.evidence_root / str(task.id) / f"attempt-{task.attempts}"
         steps = len(flow.steps)
@@ -103,7 +112,7 @@ class BrowserExecutor:
                 ctl.progress(ev.index + 1, steps, ev.name or ev.action)
 
         rescue = self.settings.rescue
-        async with self.pool.task_context(task.shop) as tc:
+        async with self.pool.task_context(task.shop, options) as tc:
             ctl.browser_id = tc.browser_id
             while True:
                 try:
@@ -136,7 +145,7 @@ class BrowserExecutor:
                     # A bug (or a flow that does not check out at run time): the engine logs
                     # and records what it is told, so say it here with the password redacted
                     # from the message and the traceback.
-                    secrets = [shop.password] if shop.password else []
+                    secrets = [p for p in (shop.password, options.proxy_password) if p]
                     log.error("task %s: unexpected error in its flow:\n%s", task.id,
                               redact_text("".join(traceback.format_exception(exc)), secrets))
                     raise TaskError(redact_text(f"internal error: {exc!r}", secrets)) from None

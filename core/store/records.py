@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import InvalidInput
+from ..profiles import ShopProfile
 
 
 class TaskState(enum.StrEnum):
@@ -47,6 +48,10 @@ class ShopRecord:
     paused: bool
     allowed_origins: tuple[str, ...] = ()
     """Origins (``scheme://host:port``) its tasks may load besides the shop's own."""
+    profile: ShopProfile = ShopProfile()
+    """Its network identity (#17): proxy (no password), locale, time zone, user agent…"""
+    has_proxy_password: bool = False
+    """Whether an (encrypted) proxy password is stored with it."""
 
 
 @dataclass(frozen=True)

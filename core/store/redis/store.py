@@ -45,6 +45,7 @@ from ...errors import (
     SpecError,
 )
 from ...origins import normalise_origins
+from ...profiles import ShopProfile
 from ...priority import check_bump, score_from_key, static_points
 from ...specs import TaskSpec
 from ...urgency import estimator_for
@@ -122,6 +123,21 @@ class RedisStore(RedisReads):
         """Set the origins a shop's tasks may load besides its own (replaces the list)."""
         text = json.dumps(normalise_origins(origins))
         self._r.hset(self.keys.shop(self._shop_id(name)), "allowed_origins", text)
+        return self.shop(name)
+
+    def set_shop_profile(self, name: str, profile: ShopProfile, *,
+                         proxy_password_enc: bytes | None) -> ShopRecord:
+        """Replace a shop's profile and its proxy's (already encrypted) password (None: none;
+        a profile without a proxy never keeps one)."""
+        key = self.keys.shop(self._shop_id(name))
+        pipe = self._r.pipeline(transaction=True)
+        pipe.hset(key, "profile", profile.to_json())
+        if proxy_password_enc is not None and profile.proxy:
+            pipe.hset(key, "proxy_password_enc",
+                      base64.b64encode(proxy_password_enc).decode("ascii"))
+        else:
+            pipe.hdel(key, "proxy_password_enc")
+        pipe.execute()
         return self.shop(name)
 
     def set_shop_paused(self, name: str, paused: bool) -> ShopRecord:

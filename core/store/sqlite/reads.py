@@ -29,6 +29,7 @@ from ..records import (
     TaskRecord,
     TaskState,
 )
+from ...profiles import ShopProfile
 from . import sql
 from .connection import SqliteConnections
 from .sql import TASK_COLUMNS
@@ -42,6 +43,12 @@ class SqliteReads(SqliteConnections):
     def shop_password_enc(self, name: str) -> bytes | None:
         row = self._reader().execute(
             sql.SHOP_PASSWORD, (name,)).fetchone()
+        if row is None:
+            raise InvalidInput("shop", f"no shop named {name!r}")
+        return bytes(row[0]) if row[0] is not None else None
+
+    def shop_proxy_password_enc(self, name: str) -> bytes | None:
+        row = self._reader().execute(sql.SHOP_PROXY_PASSWORD, (name,)).fetchone()
         if row is None:
             raise InvalidInput("shop", f"no shop named {name!r}")
         return bytes(row[0]) if row[0] is not None else None
@@ -61,7 +68,9 @@ class SqliteReads(SqliteConnections):
         return ShopRecord(id=r["id"], name=r["name"], platform=r["platform"],
                           base_url=r["base_url"], domain=r["domain"], username=r["username"],
                           has_password=r["password_enc"] is not None, paused=bool(r["paused"]),
-                          allowed_origins=tuple(json.loads(r["allowed_origins"] or "[]")))
+                          allowed_origins=tuple(json.loads(r["allowed_origins"] or "[]")),
+                          profile=ShopProfile.from_json(r["profile"]),
+                          has_proxy_password=r["proxy_password_enc"] is not None)
 
     def paused_domains(self) -> list[str]:
         return [r[0] for r in self._reader().execute(

@@ -192,10 +192,19 @@ _V6 = """
 ALTER TABLE shops ADD COLUMN allowed_origins TEXT NOT NULL DEFAULT '[]';
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
+# --- #17 shop profiles: a shop's network identity (JSON, see core.profiles.ShopProfile) and
+# its proxy's password, encrypted with the vault like the shop's own.
+_V_PROFILES = """
+ALTER TABLE shops ADD COLUMN profile TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE shops ADD COLUMN proxy_password_enc BLOB;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6,
+                               _V_PROFILES)  # --- #17 shop profiles
 FRESH_SCHEMA: str = _V1.replace(
     "    created_at   REAL NOT NULL\n);\nCREATE TABLE paused_domains",
-    "    created_at   REAL NOT NULL,\n    allowed_origins TEXT NOT NULL DEFAULT '[]'\n);\n"
+    "    created_at   REAL NOT NULL,\n    allowed_origins TEXT NOT NULL DEFAULT '[]',\n"
+    "    profile TEXT NOT NULL DEFAULT '{}',\n    proxy_password_enc BLOB\n);\n"
     "CREATE TABLE paused_domains",
 ).replace(
     "    last_error      TEXT\n);",

@@ -25,6 +25,7 @@ from ...priority import check_bump, score_at
 from ...specs import TaskSpec
 from ..pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
 from ..prepare import prepare_specs
+from ...profiles import ShopProfile
 from ..records import ShopRecord, TaskState, domain_of
 from . import pages as sqlite_pages
 from . import sql
@@ -97,6 +98,16 @@ class SqliteStore(SqliteQueue, SqliteReads):
         text = json.dumps(normalise_origins(origins))
         self._call(lambda c: c.execute(sql.SET_SHOP_ORIGINS,
                                        (text, name)))
+        return self.shop(name)
+
+    def set_shop_profile(self, name: str, profile: ShopProfile, *,
+                         proxy_password_enc: bytes | None) -> ShopRecord:
+        """Replace a shop's profile and its proxy's (already encrypted) password (None: none;
+        a profile without a proxy never keeps one)."""
+        self.shop(name)
+        text = profile.to_json()
+        pw = proxy_password_enc if profile.proxy else None
+        self._call(lambda c: c.execute(sql.SET_SHOP_PROFILE, (text, pw, name)))
         return self.shop(name)
 
     def set_shop_paused(self, name: str, paused: bool) -> ShopRecord:
