@@ -31,6 +31,7 @@ from .errors import InvalidInput
 
 if TYPE_CHECKING:
     from .config import Settings
+    from .store.base import Store
     from .store.records import ShopRecord
 
 DEFAULT_LOCALE = "zh-CN"
@@ -235,7 +236,7 @@ def parse_header(value: str, *, field: str = "header") -> tuple[str, str]:
                else "is the user agent setting" if name.lower() == "user-agent"
                else "is the browser's own")
         raise InvalidInput(field, f"{name} {why}; it cannot be set as an extra header")
-    if len(val) > _MAX_HEADER_VALUE or any(ord(c) < 0x20 and c != "\t" or ord(c) == 0x7f
+    if len(val) > _MAX_HEADER_VALUE or any((ord(c) < 0x20 and c != "\t") or ord(c) == 0x7f
                                            for c in val):
         raise InvalidInput(field, f"the value of {name} has control characters or is too long")
     return name, val
@@ -425,7 +426,7 @@ def default_context_options(settings: Settings | None = None) -> ContextOptions:
     return ContextOptions()
 
 
-def load_context_options(store: Any, name: str, settings: Settings | None,
+def load_context_options(store: Store, name: str, settings: Settings | None,
                          vault: Any) -> ContextOptions:
     """Read the shop and decrypt its proxy password, then :func:`context_options_for`.
 
@@ -448,13 +449,13 @@ def shop_json(shop: ShopRecord) -> dict[str, Any]:
     return d
 
 
-def save_profile(store: Any, name: str, change: ProfileChange, *, vault: Any = None,
+def save_profile(store: Store, name: str, change: ProfileChange, *, vault: Any = None,
                  folder: Any = None) -> ShopRecord:
     """Write a validated change: the profile, and the proxy password encrypted with the key
     that matches the store (checked first, as for the shop's own password). A proxy left
     unchanged keeps its stored password. Blocking."""
-    from .secrets import FINGERPRINT_META, MISMATCH, open_vault_for
     from .errors import VaultKeyError
+    from .secrets import FINGERPRINT_META, MISMATCH, open_vault_for
 
     if not change.proxy_changed:
         token = store.shop_proxy_password_enc(name) if change.profile.proxy else None
@@ -469,7 +470,7 @@ def save_profile(store: Any, name: str, change: ProfileChange, *, vault: Any = N
     rec = store.set_shop_profile(name, change.profile, proxy_password_enc=token)
     if recorded is None:
         store.set_meta(FINGERPRINT_META, vault.fingerprint)
-    return rec  # type: ignore[no-any-return]
+    return rec
 
 
 def exit_warnings(shops: Any, exits: dict[str, str] | None = None) -> list[str]:
@@ -503,6 +504,6 @@ def exit_warnings(shops: Any, exits: dict[str, str] | None = None) -> list[str]:
             if len(names) > 1:
                 out.append(f"{platform}: shops {', '.join(names)} share {key}")
         if direct and seen:
-            out.append(f"{platform}: shops {', '.join(direct)} have no proxy while others "
-                       "of the platform do")
+            out.append(f"{platform}: no proxy while other shops of the platform use one: "
+                       f"{', '.join(direct)}")
     return out

@@ -48,7 +48,7 @@ class ShopRecord:
     paused: bool
     allowed_origins: tuple[str, ...] = ()
     """Origins (``scheme://host:port``) its tasks may load besides the shop's own."""
-    profile: ShopProfile = ShopProfile()
+    profile: ShopProfile = field(default_factory=ShopProfile)
     """Its network identity (#17): proxy (no password), locale, time zone, user agent…"""
     has_proxy_password: bool = False
     """Whether an (encrypted) proxy password is stored with it."""

@@ -45,8 +45,8 @@ from ...errors import (
     SpecError,
 )
 from ...origins import normalise_origins
-from ...profiles import ShopProfile
 from ...priority import check_bump, score_from_key, static_points
+from ...profiles import ShopProfile
 from ...specs import TaskSpec
 from ...urgency import estimator_for
 from ...urls import public_url

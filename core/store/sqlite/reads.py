@@ -20,6 +20,7 @@ from ...priority import (
     KEY_SCALE,
     score_from_key,
 )
+from ...profiles import ShopProfile
 from ..base import WorkerInfo, worker_info
 from ..prepare import check_listing
 from ..records import (
@@ -29,7 +30,6 @@ from ..records import (
     TaskRecord,
     TaskState,
 )
-from ...profiles import ShopProfile
 from . import sql
 from .connection import SqliteConnections
 from .sql import TASK_COLUMNS

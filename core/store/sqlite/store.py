@@ -22,10 +22,10 @@ from urllib.parse import urlsplit
 from ...errors import BacklogFull, InvalidInput, Refused, SpecError, UnknownTask
 from ...origins import normalise_origins
 from ...priority import check_bump, score_at
+from ...profiles import ShopProfile
 from ...specs import TaskSpec
 from ..pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
 from ..prepare import prepare_specs
-from ...profiles import ShopProfile
 from ..records import ShopRecord, TaskState, domain_of
 from . import pages as sqlite_pages
 from . import sql
