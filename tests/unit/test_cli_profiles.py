@@ -45,7 +45,7 @@ def rows(db: str) -> list[tuple[object, ...]]:
 def test_bad_profile_input_names_the_field_and_writes_nothing(
         db: str, capsys: pytest.CaptureFixture[str], args: list[str], line: str) -> None:
     before = rows(db)
-    code, out, err = run(capsys, "shop", "set", "pdd-1", "--locale", "en-US", *args, "--db", db)
+    code, _, err = run(capsys, "shop", "set", "pdd-1", "--locale", "en-US", *args, "--db", db)
     assert code == 2 and line in err and len(err.strip().splitlines()) == 1
     assert rows(db) == before
     # a new shop with a bad option is not added either
@@ -66,7 +66,7 @@ def test_proxy_password_is_encrypted_and_never_shown(
     assert shown["profile"]["proxy"] == "http://shop-user@127.0.0.1:8899"
     assert shown["has_proxy_password"] is True
     code, out2, err2 = run(capsys, "shops", "--json", "--db", db)
-    code3, out3, err3 = run(capsys, "shops", "--db", db)
+    _, out3, err3 = run(capsys, "shops", "--db", db)
     for text in (out, err, out2, err2, out3, err3):
         assert not leaks(text), text
     assert "http://shop-user@127.0.0.1:8899" in out3
