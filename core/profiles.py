@@ -15,7 +15,8 @@ Chromium and proxies: Playwright takes a proxy per context; since Playwright 1.4
 launch for that, and such a placeholder would send every context *without* a proxy of its own
 to it. So browsers are launched without one, and contexts with and without a proxy share a
 browser. Chromium never sends loopback addresses through a proxy unless the bypass list says
-``<-loopback>``: a shop with a proxy gets that, so *all* its traffic takes its path.
+``<-loopback>``: a shop with a proxy gets that, so *all* its traffic takes its path
+(Playwright 1.65 adds it for Chromium itself; saying it here keeps the promise ours).
 """
 
 from __future__ import annotations

@@ -232,6 +232,22 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(resp)
             return
         platform = _host_platform(host)
+        seen = {"client": f"{self.client_address[0]}:{self.client_address[1]}",
+                "via": self.headers.get("Via", ""),
+                "accept_language": self.headers.get("Accept-Language", ""),
+                "user_agent": self.headers.get("User-Agent", "")}
+        if path in ("/echo", "/echo.json"):
+            # What a site sees of its visitor (#17 shop profiles: ``shopfleet shop check``).
+            echo = {"client": seen["client"], "address": self.client_address[0],
+                    "host": host, "headers": {k: v for k, v in self.headers.items()}}
+            resp = (_json(echo) if path == "/echo.json"
+                    else _html(pages.echo_page(echo)))
+            with st.lock:
+                st.requests.append({"at": st.clock.now(), "method": method,
+                                    "platform": platform, "host": host, "path": target,
+                                    "status": resp.status, "fault": "", **seen})
+            self._send(resp)
+            return
         if path == "/favicon.ico":
             self._send(_Response(204))
             return
@@ -266,7 +282,7 @@ class _Handler(BaseHTTPRequestHandler):
         with st.lock:
             st.requests.append({"at": st.clock.now(), "method": method, "platform": platform,
                                 "host": host, "path": target, "status": resp.status,
-                                "fault": fault_name})
+                                "fault": fault_name, **seen})
         self._send(resp)
 
     def _send(self, resp: _Response) -> None:

@@ -1,0 +1,108 @@
+"""Shop profiles on real Chromium (#17): one shop through a real proxy (proxy.py, with a
+password) and one direct, in the same browser process at the same time, against the demo
+site's echo page. Each page reports its own locale, time zone and user agent; the site's
+request log shows the proxy's ``Via`` for the proxied shop only."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.browser.pool import BrowserPool
+from core.config import Settings
+from core.demo import demo_settings
+from core.demosite import DemoSite
+from core.profiles import ShopProfile, context_options_for
+from core.store.records import ShopRecord
+from core.testing.proxy_server import LoopbackProxy
+from tests.security.helpers import SECRET, leaks
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[DemoSite]:
+    with DemoSite() as s:
+        yield s
+
+
+@pytest.fixture
+def proxy(tmp_path: Path) -> Iterator[LoopbackProxy]:
+    with LoopbackProxy(tmp_path / "proxy", user="shop-a", password=SECRET) as p:
+        yield p
+
+
+def record(name: str, profile: ShopProfile) -> ShopRecord:
+    return ShopRecord(id=1, name=name, platform="pdd", base_url="http://pdd.shopfleet.test",
+                      domain="pdd.shopfleet.test", username="", has_password=False,
+                      paused=False, profile=profile)
+
+
+async def read_echo(page: Any, url: str) -> dict[str, Any]:
+    await page.goto(url)
+    await page.wait_for_selector("body[data-ready='1']", state="attached")
+    return dict(await page.evaluate("window.shopfleetEcho"))
+
+
+def test_two_profiles_in_one_browser_through_a_real_proxy_and_direct(
+        site: DemoSite, proxy: LoopbackProxy, tmp_path: Path) -> None:
+    site.reset()
+    settings = demo_settings(Settings()).with_changes(
+        pool={"max_browsers": 1, "warm": 1, "contexts_per_browser": 2, "step_timeout_s": 30})
+    a = record("shop-a", ShopProfile(proxy=proxy.url(with_password=False), locale="en-US",
+                                     timezone="America/New_York", user_agent="ShopFleetTest/A",
+                                     viewport=(1024, 700)))
+    b = record("shop-b", ShopProfile(locale="ja-JP", timezone="Asia/Tokyo",
+                                     user_agent="ShopFleetTest/B"))
+    opt_a = context_options_for(a, settings, proxy_password=SECRET)
+    opt_b = context_options_for(b, settings)
+    url = site.base_url("pdd", "pdd-1").rsplit("/shop/", 1)[0] + "/echo"
+    both_open = asyncio.Event()
+    opened = 0
+
+    async def visit(name: str, options: Any, pool: BrowserPool) -> tuple[int, dict[str, Any]]:
+        nonlocal opened
+        async with pool.task_context(name, options) as tc:
+            opened += 1
+            if opened == 2:
+                both_open.set()
+            await both_open.wait()  # both contexts are alive in the browser at once
+            echo = await read_echo(tc.page, f"{url}?shop={name}")
+            # a loopback address goes through the shop's proxy too (``<-loopback>``)
+            echo["by_ip"] = await read_echo(
+                tc.page, f"http://127.0.0.1:{site.port}/echo?shop={name}-ip")
+            return tc.browser_id, echo
+
+    async def main() -> list[tuple[int, dict[str, Any]]]:
+        async with BrowserPool(settings.pool, settings.browser) as pool:
+            return list(await asyncio.gather(visit("shop-a", opt_a, pool),
+                                             visit("shop-b", opt_b, pool)))
+
+    (browser_a, echo_a), (browser_b, echo_b) = asyncio.run(main())
+    assert browser_a == browser_b  # one browser process, two profiles
+    assert echo_a["navigator_language"] == "en-US"
+    assert echo_a["timezone"] == "America/New_York"
+    assert echo_a["user_agent"] == "ShopFleetTest/A"
+    assert echo_a["viewport"] == [1024, 700]
+    assert echo_a["server"]["headers"]["Accept-Language"].startswith("en-US")
+    assert "proxy.py" in echo_a["server"]["headers"].get("Via", "")
+    assert echo_b["navigator_language"] == "ja-JP"
+    assert echo_b["timezone"] == "Asia/Tokyo"
+    assert echo_b["user_agent"] == "ShopFleetTest/B"
+    assert echo_b["server"]["headers"]["Accept-Language"].startswith("ja-JP")
+    assert "Via" not in echo_b["server"]["headers"]
+    # the site's request log: the proxy's connections for shop-a, direct ones for shop-b
+    log = [r for r in site.requests() if r["path"].startswith("/echo")]
+    via = {r["path"].split("=", 1)[1]: r["via"] for r in log}
+    assert "proxy.py" in via["shop-a"] and via["shop-b"] == ""
+    assert "proxy.py" in via["shop-a-ip"] and via["shop-b-ip"] == ""
+    assert "proxy.py" in echo_a["by_ip"]["server"]["headers"].get("Via", "")
+    # and the proxy's own log has shop-a's request (and none of shop-b's)
+    text = proxy.log_text()
+    assert "/echo?shop=shop-a" in text and "shop=shop-b" not in text
+    assert not leaks(text) and not leaks(json.dumps(echo_a))
