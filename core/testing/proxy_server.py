@@ -2,8 +2,9 @@
 dev dependency) in a child process, which can be killed and started again on the same port.
 
 The proxy resolves the demo site's host names (``*.shopfleet.test``) to loopback with
-:class:`core.testing.proxy_plugin.DemoHostsResolver`, as Chromium does with ``--host-resolver-rules`` (a proxied browser
-leaves name resolution to its proxy). proxy.py marks what it forwards with a ``Via`` header.
+:class:`core.testing.proxy_plugin.DemoHostsResolver`, as Chromium does with
+``--host-resolver-rules`` (a proxied browser leaves name resolution to its proxy).
+proxy.py marks what it forwards with a ``Via`` header.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import sys
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 _READY_S = 30.0
 
