@@ -17,14 +17,23 @@ from ..errors import (
     BrowserCrashed,
     LeaseLost,
     NeedsHuman,
+    ProxyFailed,
     RateLimited,
+    SiteFailed,
     StoreUnavailable,
     TaskError,
 )
 from ..flows import Checkpoint, FlowRegistry, ShopInfo, StepEvent, default_asset_dirs, run_flow
 from ..flows.evidence import redact_text
 from ..paths import data_dir
-from ..profiles import ContextOptions, context_options_for, default_context_options
+from ..profiles import (
+    ContextOptions,
+    ProxyAddress,
+    context_options_for,
+    default_context_options,
+    names_the_proxy,
+    probe_proxy,
+)
 from ..secrets import decrypt_password, open_vault_for
 from ..store import ClaimedTask, domain_of
 from ..store.base import Store
@@ -95,7 +104,6 @@ class BrowserExecutor:
         checkpoint = Checkpoint.from_dict(task.checkpoint) if task.checkpoint else None
         evidence_dir = self.evidence_root / str(task.id) / f"attempt-{task.attempts}"
         steps = len(flow.steps)
-        reloaded = False
 
         async def save(cp: Checkpoint) -> None:
             await ctl.checkpoint(cp.to_dict())
@@ -111,6 +119,35 @@ class BrowserExecutor:
             if ev.index is not None and ev.status == "started":
                 ctl.progress(ev.index + 1, steps, ev.name or ev.action)
 
+        try:
+            return await self._execute(task, ctl, flow, shop, options, checkpoint, evidence_dir,
+                                       steps, save, gate, on_step)
+        except TaskError as exc:
+            if not options.has_proxy or isinstance(exc, ProxyFailed | Blocked | NeedsHuman):
+                raise
+            why = await self._proxy_trouble(exc, options, task.base_url)
+            if why is None:
+                raise
+            server = ProxyAddress(options.proxy_server, options.proxy_username).url
+            raise ProxyFailed(f"proxy down: {server} {why}", shop=task.shop,
+                              step=exc.step) from None
+
+    async def _proxy_trouble(self, exc: TaskError, options: ContextOptions,
+                             base_url: str) -> str | None:
+        """Why the shop's proxy is to blame for ``exc``, or None when it is not: the browser
+        named the proxy, or the proxy does not answer a request for the shop's site now."""
+        if names_the_proxy(str(exc)):
+            first = next((w for w in str(exc).split() if names_the_proxy(w)), "")
+            return f"failed ({first.strip('():,')})"
+        if isinstance(exc, SiteFailed) and not isinstance(exc, RateLimited):
+            return await probe_proxy(options, base_url)  # the site answered a 429 itself
+        return None
+
+    async def _execute(self, task: ClaimedTask, ctl: TaskControl, flow: Any, shop: ShopInfo,
+                       options: ContextOptions, checkpoint: Checkpoint | None,
+                       evidence_dir: Path, steps: int, save: Any, gate: Any,
+                       on_step: Any) -> Outcome:
+        reloaded = False
         rescue = self.settings.rescue
         async with self.pool.task_context(task.shop, options) as tc:
             ctl.browser_id = tc.browser_id

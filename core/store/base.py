@@ -100,7 +100,8 @@ class OpWriter(Protocol):
     def claim_op(self, owner: str, *, exclude_domains: Iterable[str] = (),
                  lease_s: float | None = None) -> Callable[[Any], ClaimedTask | None]: ...
     def claim_many_op(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
-                      probe_domains: Iterable[str] = ()
+                      probe_domains: Iterable[str] = (), exclude_shops: Iterable[str] = (),
+                      probe_shops: Iterable[str] = ()
                       ) -> Callable[[Any], list[ClaimedTask]]: ...
     def ack_op(self, task_id: int, owner: str, *, results: dict[str, Any] | None = None
                ) -> Callable[[Any], None]: ...
@@ -176,7 +177,8 @@ class Store(Protocol):
     def claim(self, owner: str, *, exclude_domains: Iterable[str] = (),
               lease_s: float | None = None) -> ClaimedTask | None: ...
     def claim_many(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
-                   probe_domains: Iterable[str] = ()) -> list[ClaimedTask]: ...
+                   probe_domains: Iterable[str] = (), exclude_shops: Iterable[str] = (),
+                   probe_shops: Iterable[str] = ()) -> list[ClaimedTask]: ...
     def ack(self, task_id: int, owner: str, *, results: dict[str, Any] | None = None) -> None:
         """Done; also closes the task's answered tickets."""
     def ack_many(self, items: Sequence[tuple[int, str, dict[str, Any] | None]]

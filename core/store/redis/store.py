@@ -258,30 +258,35 @@ class RedisStore(RedisReads):
         than ``max_tasks_per_shop`` tasks on all workers together, neither its shop nor its
         domain is paused, and its domain is not in ``exclude_domains`` (open breakers).
         """
-        got = self._claim(owner, 1, exclude_domains, (), lease_s)
+        got = self._claim(owner, 1, exclude_domains, (), lease_s, (), ())
         return got[0] if got else None
 
     def claim_many(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
-                   probe_domains: Iterable[str] = ()) -> list[ClaimedTask]:
+                   probe_domains: Iterable[str] = (), exclude_shops: Iterable[str] = (),
+                   probe_shops: Iterable[str] = ()) -> list[ClaimedTask]:
         """Claim up to ``limit`` tasks in one script (one round trip for a whole round).
 
         A domain in ``probe_domains`` (a half-open breaker) gives at most one task.
         """
-        return self._claim(owner, limit, exclude_domains, probe_domains, None)
+        return self._claim(owner, limit, exclude_domains, probe_domains, None, exclude_shops,
+                           probe_shops)
 
     def _claim(self, owner: str, limit: int, exclude: Iterable[str], probes: Iterable[str],
-               lease_s: float | None) -> list[ClaimedTask]:
+               lease_s: float | None, exclude_shops: Iterable[str],
+               probe_shops: Iterable[str]) -> list[ClaimedTask]:
         if limit <= 0:
             return []
         ex = json.dumps(sorted(set(exclude)))
         pr = json.dumps(sorted(set(probes)))
+        ex_shops = json.dumps(sorted(set(exclude_shops)), ensure_ascii=False)
+        pr_shops = json.dumps(sorted(set(probe_shops)), ensure_ascii=False)
         check_urgency = "1"
         while True:
             now = self.clock.now()
             until = now + (lease_s if lease_s is not None else self._q.lease_s)
             raw = self._run("claim", owner, limit, repr(until), self._hard_cutoff(now),
                             self._q.max_tasks_per_shop, ex, pr, FAST_PATH_ROWS, check_urgency,
-                            now=now)
+                            ex_shops, pr_shops, now=now)
             rows = json.loads(raw)
             if rows == "urgency":  # re-estimate due urgencies first, as SQLite's claim does
                 self.apply_thresholds()
