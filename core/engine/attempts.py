@@ -9,14 +9,16 @@ from typing import Any
 from ..errors import (
     BrowserCrashed,
     LeaseLost,
+    ProxyFailed,
     RateLimited,
     StoreUnavailable,
     TaskError,
     WriteOutcomeUnknown,
 )
-from ..events import GateHeld, TaskStateChanged, TicketOpened
+from ..events import GateHeld, ShopProxyChanged, TaskStateChanged, TicketOpened
 from ..store import ClaimedTask
 from ..tickets import Rule, Signature
+from .breakers import proxy_breaker
 from .control import Outcome, TaskControl
 from .jobs import BackgroundJobs
 from .rescue import Verdict, decide, signature_of
@@ -32,6 +34,9 @@ class TaskAttempts(BackgroundJobs):
     async def _run_task(self, task: ClaimedTask, ctl: TaskControl) -> None:
         breaker = self.breakers.get(task.domain)
         probe = breaker.started()
+        pname = proxy_breaker(task.shop)
+        if pname in self.breakers.probing_domains() and self.breakers.get(pname).started():
+            self._proxy_probes.add(task.id)  # this task tries the shop's proxy again
         try:
             try:
                 outcome = await self.executor.execute(task, ctl)
@@ -69,6 +74,9 @@ class TaskAttempts(BackgroundJobs):
                         "(%s); its lease runs out and it resumes from its last checkpoint",
                         task.id, exc)
         finally:
+            if task.id in self._proxy_probes:  # ended without a verdict on the proxy
+                self._proxy_probes.discard(task.id)
+                self.breakers.get(pname).probe_abandoned()
             self._running.pop(task.id, None)
             self._poke()
 
@@ -78,6 +86,7 @@ class TaskAttempts(BackgroundJobs):
         except LeaseLost:
             return
         self.completed += 1
+        self._proxy_answered(task)
         self._finished.append((self.clock.now(), True, "", task.platform))
         if task.resumed:
             self._resumes.append((self.clock.now(), True))
@@ -100,7 +109,45 @@ class TaskAttempts(BackgroundJobs):
         self.bus.publish(TaskStateChanged(self.clock.now(), task.id, task.shop,
                                           "suspended" if ctl.preempted else "queued", reason))
 
+    def _proxy_answered(self, task: ClaimedTask) -> None:
+        """The attempt got past the shop's proxy: a proxy probe closes its breaker."""
+        if task.id not in self._proxy_probes:
+            return
+        self._proxy_probes.discard(task.id)
+        name = proxy_breaker(task.shop)
+        if self.breakers.get(name).record_success(probe=True):
+            self._breaker_event(name, "proxy answers again")
+            self._proxy_errors.pop(task.shop, None)
+            self.bus.publish(ShopProxyChanged(self.clock.now(), task.shop, False))
+            log.warning("shop %s: its proxy answers again; its tasks run", task.shop)
+
+    async def _proxy_failed(self, task: ClaimedTask, exc: ProxyFailed, probe: bool) -> None:
+        """The shop's proxy failed: the shop's own breaker counts it, the attempt is given
+        back (no attempt spent, no ticket, no retry back-off), other shops are untouched."""
+        name = proxy_breaker(task.shop)
+        was_probe = task.id in self._proxy_probes
+        self._proxy_probes.discard(task.id)
+        if probe:  # a domain probe that never reached the site says nothing about it
+            self.breakers.get(task.domain).probe_abandoned()
+        if self.breakers.get(name).record_failure(probe=was_probe):
+            first = task.shop not in self._proxy_errors
+            self._proxy_errors[task.shop] = str(exc)
+            self._breaker_event(name, str(exc))
+            if first:
+                log.warning("shop %s: %s; its tasks wait for the proxy", task.shop, exc)
+                self.bus.publish(ShopProxyChanged(self.clock.now(), task.shop, True, str(exc)))
+        try:
+            await self.astore.release(task.id, task.lease_owner, reason=str(exc)[:300])
+        except LeaseLost:
+            return
+        self.bus.publish(TaskStateChanged(self.clock.now(), task.id, task.shop, "queued",
+                                          str(exc)[:300]))
+
     async def _failed(self, task: ClaimedTask, exc: TaskError, probe: bool) -> None:
+        if isinstance(exc, ProxyFailed):
+            await self._proxy_failed(task, exc, probe)
+            return
+        self._proxy_answered(task)
         now = self.clock.now()
         retry_after = None
         if isinstance(exc, RateLimited):

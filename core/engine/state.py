@@ -91,6 +91,8 @@ class EngineState:
         self._finished: deque[tuple[float, bool, str, str]] = deque()  # (at, ok, class, platform)
         self._queue_snapshot: dict[str, Any] = {}
         self._last_breaker_states: dict[str, BreakerState] = {}
+        self._proxy_probes: set[int] = set()     # task ids probing their shop's proxy (#17)
+        self._proxy_errors: dict[str, str] = {}  # shop -> why its proxy is down (#17)
         self.completed = 0
         self._started_at = clock.now()
         self._outage_since: float | None = None
