@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import secrets
 import threading
@@ -50,6 +51,7 @@ _OPTIONS: dict[str, dict[str, Any]] = {
 _MAX_BODY = 20 * 1024 * 1024
 _REQUEST_LOG = 100_000
 _LOCAL_SUFFIXES = (".shopfleet.test", ".localhost")
+_CONNECTIONS = itertools.count(1)
 
 
 def host_resolver_rules() -> str:
@@ -196,6 +198,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass  # quiet: the request log is in the state
 
+    def setup(self) -> None:
+        super().setup()
+        # One handler serves one connection (keep-alive): the request log's ``conn`` tells
+        # connections apart even when the OS gives a later one the same client port.
+        self.conn_id = next(_CONNECTIONS)
+
     def do_GET(self) -> None:
         self._handle("GET")
 
@@ -233,6 +241,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         platform = _host_platform(host)
         seen = {"client": f"{self.client_address[0]}:{self.client_address[1]}",
+                "conn": self.conn_id,
                 "via": self.headers.get("Via", ""),
                 "accept_language": self.headers.get("Accept-Language", ""),
                 "user_agent": self.headers.get("User-Agent", "")}
@@ -686,7 +695,9 @@ class DemoSite:
             return [dict(r) for r in self._state.logins if shop in (None, r["shop"])]
 
     def requests(self, *, platform: str | None = None) -> list[dict[str, Any]]:
-        """Platform page requests served (``at``, ``method``, ``path``, ``status``, ``fault``)."""
+        """Platform page requests served (``at``, ``method``, ``path``, ``status``, ``fault``;
+        ``client`` address, ``conn`` (a number per connection), ``via``, ``accept_language``,
+        ``user_agent``; echo page requests too)."""
         with self._state.lock:
             return [dict(r) for r in self._state.requests if platform in (None, r["platform"])]
 
