@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import InvalidInput
 from ..origins import normalise_origins
 from ..profiles import ProfileInput, ShopProfile, parse_profile_fields, save_profile, shop_json
+from . import shop_check
 from .context import Cli
 
 _PROFILE_OPTIONS = ("proxy", "locale", "timezone", "user_agent", "viewport", "geolocation",
@@ -180,6 +181,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("name")
     p.add_argument("--stdin", action="store_true", help="read the password from stdin")
     p.set_defaults(handler=cmd_shop_set_password)
+    shop_check.register_action(shop_sub, common)  # --- #17 shop profiles: shop check
     for verb in ("pause", "resume"):
         p = shop_sub.add_parser(verb, parents=[common], help=f"{verb} a shop's tasks")
         p.add_argument("name")

@@ -181,3 +181,35 @@ def test_a_proxy_killed_mid_run_holds_only_its_shop_and_no_ticket_and_no_leak(
     assert not leaks(json.dumps([shop_json(s) for s in store.shops()]))
     store.close()
     assert files_leaking(tmp_path) == []
+
+
+def test_shop_check_reports_what_the_site_sees_and_a_dead_proxy(
+        site: DemoSite, proxy: LoopbackProxy, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from core.cli import main
+
+    db = str(tmp_path / "c.db")
+    echo = site.base_url("pdd", "pdd-1").rsplit("/shop/", 1)[0] + "/echo"
+    assert main(["shop", "add", "pdd-1", "--platform", "pdd", "--base-url",
+                 site.base_url("pdd", "pdd-1"), "--proxy", proxy.url(), "--locale", "de-DE",
+                 "--timezone", "Europe/Berlin", "--db", db]) == 0
+    assert main(["shop", "add", "pdd-2", "--platform", "pdd", "--base-url",
+                 site.base_url("pdd", "pdd-2"), "--db", db]) == 0
+    capsys.readouterr()
+    code = main(["shop", "check", "pdd-1", "--echo-url", echo, "--json", "--db", db])
+    out, err = capsys.readouterr()
+    got = json.loads(out)
+    assert code == 0, got
+    assert got["proxy_answers"] is True and got["ok"] is True
+    assert got["navigator_language"] == "de-DE" and got["timezone"] == "Europe/Berlin"
+    assert got["accept_language"].startswith("de-DE")
+    assert got["exit_address"] == "127.0.0.1"
+    assert got["warnings"] == ["pdd: no proxy while other shops of the platform use one: pdd-2"]
+    assert not leaks(out) and not leaks(err)
+
+    proxy.kill()
+    code = main(["shop", "check", "pdd-1", "--echo-url", echo, "--db", db])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "does NOT answer" in out and "ERR_PROXY_CONNECTION_FAILED" in out
+    assert not leaks(out) and not leaks(err)
