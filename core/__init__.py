@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from .errors import LeaseLost as LeaseLost
     from .errors import NeedsHuman as NeedsHuman
     from .errors import PageChanged as PageChanged
+    from .errors import ProxyFailed as ProxyFailed
     from .errors import RateLimited as RateLimited
     from .errors import Refused as Refused
     from .errors import ShopFleetError as ShopFleetError
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     from .events import GateChanged as GateChanged
     from .events import GateHeld as GateHeld
     from .events import ShopPaused as ShopPaused
+    from .events import ShopProxyChanged as ShopProxyChanged
     from .events import TaskBumped as TaskBumped
     from .events import TaskPreempted as TaskPreempted
     from .events import TaskProgress as TaskProgress
@@ -78,6 +80,17 @@ if TYPE_CHECKING:
     from .paths import resources_dir as resources_dir
     from .pause import all_paused as all_paused
     from .pause import pause_all as pause_all
+    from .profile_store import load_context_options as load_context_options
+    from .profile_store import save_profile as save_profile
+    from .profiles import ContextOptions as ContextOptions
+    from .profiles import ProfileChange as ProfileChange
+    from .profiles import ProfileInput as ProfileInput
+    from .profiles import ShopProfile as ShopProfile
+    from .profiles import context_options_for as context_options_for
+    from .profiles import exit_warnings as exit_warnings
+    from .profiles import parse_profile_fields as parse_profile_fields
+    from .profiles import profile_input_from_row as profile_input_from_row
+    from .profiles import shop_json as shop_json
     from .queries import SORTS as SORTS
     from .queries import VIEWS as VIEWS
     from .queries import FilterChoices as FilterChoices
@@ -98,6 +111,8 @@ if TYPE_CHECKING:
     from .queries import task_page as task_page
     from .queries import task_rows as task_rows
     from .selftest import run_self_test as run_self_test
+    from .shop_check import ShopCheck as ShopCheck
+    from .shop_check import check_shop as check_shop
     from .specs import TaskSpec as TaskSpec
     from .specs import parse_specs as parse_specs
     from .store import AsyncStore as AsyncStore
@@ -229,6 +244,22 @@ _WHERE: dict[str, str] = {
     "task_detail": ".queries",
     "task_page": ".queries",
     "task_rows": ".queries",
+    # --- #17 shop profiles: the console's shop dialog and the takeover browser use these
+    "ContextOptions": ".profiles",
+    "ProfileChange": ".profiles",
+    "ProfileInput": ".profiles",
+    "ProxyFailed": ".errors",
+    "ShopCheck": ".shop_check",
+    "ShopProfile": ".profiles",
+    "ShopProxyChanged": ".events",
+    "check_shop": ".shop_check",
+    "context_options_for": ".profiles",
+    "exit_warnings": ".profiles",
+    "load_context_options": ".profile_store",
+    "parse_profile_fields": ".profiles",
+    "profile_input_from_row": ".profiles",
+    "save_profile": ".profile_store",
+    "shop_json": ".profiles",
 }
 
 from .version import __version__  # noqa: E402  (one place, also for the self-test)

@@ -25,15 +25,16 @@ import json
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 from .errors import InvalidInput
 
-if TYPE_CHECKING:
-    from .config import Settings
-    from .store.base import Store
-    from .store.records import ShopRecord
+# Only ``errors`` is imported: the configuration and the store's records import this module.
+# Settings (``core.config.Settings``) and shops (``core.store.ShopRecord``) come in as Any.
+Settings = Any
+ShopRecord = Any
+
 
 DEFAULT_LOCALE = "zh-CN"
 """The locale of a shop with none of its own and none from its platform."""
@@ -427,20 +428,6 @@ def default_context_options(settings: Settings | None = None) -> ContextOptions:
     return ContextOptions()
 
 
-def load_context_options(store: Store, name: str, settings: Settings | None,
-                         vault: Any) -> ContextOptions:
-    """Read the shop and decrypt its proxy password, then :func:`context_options_for`.
-
-    Blocking (store reads, decryption): call it in a thread from an event loop.
-    """
-    from .secrets import decrypt_password
-
-    shop = store.shop(name)
-    password = ""
-    if shop.profile.proxy and shop.has_proxy_password:
-        password = decrypt_password(store.shop_proxy_password_enc(name), vault=vault)
-    return context_options_for(shop, settings, proxy_password=password)
-
 
 def shop_json(shop: ShopRecord) -> dict[str, Any]:
     """A shop as ``shops --json`` and the console show it (no password of any kind)."""
@@ -449,29 +436,6 @@ def shop_json(shop: ShopRecord) -> dict[str, Any]:
     d["profile"] = shop.profile.to_dict()
     return d
 
-
-def save_profile(store: Store, name: str, change: ProfileChange, *, vault: Any = None,
-                 folder: Any = None) -> ShopRecord:
-    """Write a validated change: the profile, and the proxy password encrypted with the key
-    that matches the store (checked first, as for the shop's own password). A proxy left
-    unchanged keeps its stored password. Blocking."""
-    from .errors import VaultKeyError
-    from .secrets import FINGERPRINT_META, MISMATCH, open_vault_for
-
-    if not change.proxy_changed:
-        token = store.shop_proxy_password_enc(name) if change.profile.proxy else None
-        return store.set_shop_profile(name, change.profile, proxy_password_enc=token)
-    if not change.proxy_password:
-        return store.set_shop_profile(name, change.profile, proxy_password_enc=None)
-    vault = vault or open_vault_for(store, folder)
-    recorded = store.meta(FINGERPRINT_META)
-    if recorded is not None and recorded != vault.fingerprint:
-        raise VaultKeyError(f"{MISMATCH} (the key in {vault.where} is not it)")
-    token = vault.encrypt(change.proxy_password.encode("utf-8"))
-    rec = store.set_shop_profile(name, change.profile, proxy_password_enc=token)
-    if recorded is None:
-        store.set_meta(FINGERPRINT_META, vault.fingerprint)
-    return rec
 
 
 def exit_warnings(shops: Any, exits: dict[str, str] | None = None) -> list[str]:
@@ -575,3 +539,24 @@ async def probe_proxy(options: ContextOptions, target_url: str, *,
     finally:
         if writer is not None:
             writer.close()
+
+
+PROFILE_COLUMNS = ("proxy", "locale", "timezone", "user_agent", "viewport", "geolocation",
+                   "headers")
+"""The profile columns of a shop-list row (a CSV/XLSX import or the console's shop dialog)."""
+
+
+def profile_input_from_row(row: dict[str, Any]) -> ProfileInput:
+    """A shop-list row's profile columns as :class:`ProfileInput` (a missing column leaves the
+    field as it is, an empty cell clears it; ``headers`` is ``K:V; K:V``). Check it with
+    :func:`parse_profile_fields` (``prefix="row 3: "`` names the row)."""
+    def cell(name: str) -> str | None:
+        v = row.get(name)
+        return None if v is None else str(v)
+
+    headers = cell("headers")
+    return ProfileInput(
+        proxy=cell("proxy"), locale=cell("locale"), timezone=cell("timezone"),
+        user_agent=cell("user_agent"), viewport=cell("viewport"),
+        geolocation=cell("geolocation"),
+        headers=None if headers is None else [h for h in headers.split(";") if h.strip()])

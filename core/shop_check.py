@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 
 from .config import Settings
 from .errors import InvalidInput
-from .profiles import ContextOptions, load_context_options, probe_proxy
+from .profile_store import load_context_options
+from .profiles import ContextOptions, probe_proxy
 from .store.base import Store
 
 

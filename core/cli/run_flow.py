@@ -60,7 +60,7 @@ async def _run(cli: Cli, settings: Any, flow: Any, params: dict[str, Any], shop_
     from ..engine.gates import RateGates
     from ..flows import Checkpoint, StepEvent, check_flow, default_asset_dirs, run_flow
     from ..paths import data_dir
-    from ..profiles import load_context_options
+    from ..profile_store import load_context_options
     from ..secrets import decrypt_password, open_vault_for
     from ..store import domain_of
     from ..validation import shop_info

@@ -8,7 +8,8 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..origins import normalise_origins
-from ..profiles import ProfileInput, ShopProfile, parse_profile_fields, save_profile, shop_json
+from ..profile_store import save_profile
+from ..profiles import ProfileInput, ShopProfile, parse_profile_fields, shop_json
 from . import shop_check
 from .context import Cli
 

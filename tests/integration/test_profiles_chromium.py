@@ -121,7 +121,8 @@ def test_a_proxy_killed_mid_run_holds_only_its_shop_and_no_ticket_and_no_leak(
     from core.demo import register_demo_shops
     from core.engine import BreakerState
     from core.events import Event, ShopProxyChanged
-    from core.profiles import ProfileInput, parse_profile_fields, save_profile, shop_json
+    from core.profile_store import save_profile
+    from core.profiles import ProfileInput, parse_profile_fields, shop_json
     from core.store import TaskState
     from core.vault import Vault
     from tests.helpers import collect, run_with, wait_until

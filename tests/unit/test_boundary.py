@@ -79,6 +79,11 @@ def test_public_names_are_pinned() -> None:
         "Store", "save_settings", "gates_toml", "TaskPreempted",
         # desktop habits (#16): the pause-all switch
         "pause_all", "all_paused",
+        # shop profiles (#17): the shop dialog, shop-list import, takeover browser, proxy down
+        "ContextOptions", "ProfileChange", "ProfileInput", "ProxyFailed", "ShopCheck",
+        "ShopProfile", "ShopProxyChanged", "check_shop", "context_options_for",
+        "exit_warnings", "load_context_options", "parse_profile_fields",
+        "profile_input_from_row", "save_profile", "shop_json",
     ]) == PUBLIC
     for name in PUBLIC:
         assert hasattr(core, name), name

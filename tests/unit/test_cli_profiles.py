@@ -78,7 +78,7 @@ def test_proxy_password_is_encrypted_and_never_shown(
 
     # the task's context gets the password back (decrypted with the vault)
     from core.config import Settings
-    from core.profiles import load_context_options
+    from core.profile_store import load_context_options
     from core.store import SqliteStore
 
     store = SqliteStore(db, settings=Settings())

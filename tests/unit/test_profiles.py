@@ -137,3 +137,17 @@ def test_exit_warnings_name_shared_exits_and_shops_going_direct() -> None:
 
 def test_settings_default_has_profiles_section() -> None:
     assert Settings().profiles.proxy_failures >= 1
+
+
+def test_a_shop_list_row_becomes_profile_input() -> None:
+    from core.profiles import profile_input_from_row
+
+    given = profile_input_from_row({"locale": "en-US", "viewport": "", "headers": "A: 1; B: 2"})
+    change = parse_profile_fields(ShopProfile(viewport=(800, 600), timezone="Asia/Tokyo"),
+                                  given, prefix="row 3: ")
+    assert change.profile == ShopProfile(locale="en-US", timezone="Asia/Tokyo",
+                                         headers=(("A", "1"), ("B", "2")))
+    with pytest.raises(InvalidInput) as err:
+        parse_profile_fields(ShopProfile(), profile_input_from_row({"timezone": "Mars/Base"}),
+                             prefix="row 3: ")
+    assert err.value.field == "row 3: timezone"
