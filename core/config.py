@@ -246,17 +246,21 @@ class SecuritySettings(_Section):
 
 
 class ProfileSettings(_Section):
-    """Shop profiles (#17): how ``shop check`` looks and how a proxy that fails is treated."""
+    """Shop profiles (#17). A shop whose proxy fails waits behind its own breaker
+    (``proxy:<shop>``), counted and backed off with the ``[breakers]`` numbers."""
 
     echo_url: str = ""
     """A page that reports what a site sees (the demo site's ``/echo``); ``shop check`` loads
     it through the shop's profile. Empty: ``shop check`` needs ``--echo-url``."""
-    proxy_failures: int = Field(2, ge=1)
-    """Proxy failures (refused, timed out) of one shop within ``proxy_window_s`` that pause it."""
-    proxy_window_s: float = Field(60.0, gt=0)
-    proxy_backoff_s: float = Field(30.0, gt=0)
-    """The first wait before a half-open probe (one task) tries the proxy again; doubles."""
-    proxy_backoff_max_s: float = Field(600.0, gt=0)
+
+    @model_validator(mode="after")
+    def _echo_is_http(self) -> ProfileSettings:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(self.echo_url)
+        if self.echo_url and (parts.scheme not in ("http", "https") or not parts.hostname):
+            raise ValueError("echo_url: must be an http:// or https:// URL")
+        return self
 
 
 class PreemptionSettings(_Section):

@@ -136,7 +136,9 @@ def test_exit_warnings_name_shared_exits_and_shops_going_direct() -> None:
 
 
 def test_settings_default_has_profiles_section() -> None:
-    assert Settings().profiles.proxy_failures >= 1
+    assert Settings().profiles.echo_url == ""
+    with pytest.raises(ConfigError, match="echo_url"):
+        settings_from_dict({"profiles": {"echo_url": "file:///etc/passwd"}})
 
 
 def test_a_shop_list_row_becomes_profile_input() -> None:
