@@ -18,7 +18,7 @@ from ..errors import (
 from ..events import GateHeld, ShopProxyChanged, TaskStateChanged, TicketOpened
 from ..store import ClaimedTask
 from ..tickets import Rule, Signature
-from .breakers import proxy_breaker
+from .breakers import BreakerState, proxy_breaker
 from .control import Outcome, TaskControl
 from .jobs import BackgroundJobs
 from .rescue import Verdict, decide, signature_of
@@ -110,12 +110,19 @@ class TaskAttempts(BackgroundJobs):
                                           "suspended" if ctl.preempted else "queued", reason))
 
     def _proxy_answered(self, task: ClaimedTask) -> None:
-        """The attempt got past the shop's proxy: a proxy probe closes its breaker."""
-        if task.id not in self._proxy_probes:
+        """The attempt got past the shop's proxy: a proxy probe closes its breaker — and so
+        does any attempt of a shop whose proxy was down that got through (a probe that was
+        preempted and resumed is no longer the designated probe, yet proves the proxy)."""
+        was_probe = task.id in self._proxy_probes
+        if not was_probe and task.shop not in self._proxy_errors:
             return
         self._proxy_probes.discard(task.id)
         name = proxy_breaker(task.shop)
-        if self.breakers.get(name).record_success(probe=True):
+        b = self.breakers.get(name)
+        if b.state is BreakerState.CLOSED:
+            self._proxy_errors.pop(task.shop, None)
+            return
+        if b.record_success(probe=True):
             self._breaker_event(name, "proxy answers again")
             self._proxy_errors.pop(task.shop, None)
             self.bus.publish(ShopProxyChanged(self.clock.now(), task.shop, False))
