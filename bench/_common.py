@@ -136,3 +136,55 @@ class SiteProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+# -- statistics and the machine's state (#20: figures a skeptic accepts) -------------------------
+
+REPEATS = 5
+"""Interleaved repetitions for every figure that has a target (``--quick``: fewer, indicative)."""
+
+
+def summary(values: Sequence[float]) -> dict[str, float]:
+    """Median, min and max of repeated measurements (``n`` is how many)."""
+    if not values:
+        raise ValueError("summary of an empty sequence")
+    med = percentiles(values, [50])[0]
+    return {"median": round(med, 4), "min": round(min(values), 4),
+            "max": round(max(values), 4), "n": len(values)}
+
+
+def emit_summary(bench: str, subject: str, metric: str, values: Sequence[float], unit: str,
+                 *, quick: bool, **params: Any) -> dict[str, Any]:
+    """One line for repeated measurements: ``value`` is the median; min, max and n in params.
+    ``--quick`` figures are marked indicative (never met/unmet)."""
+    s = summary(values)
+    return emit(bench, subject, metric, s["median"], unit, min=s["min"], max=s["max"],
+                n=s["n"], indicative=quick, **params)
+
+
+def fsync_ms(folder: str | None = None, rounds: int = 20) -> float:
+    """Median time of one small write + fsync in ``folder`` (the disk-sync calibration)."""
+    times = []
+    fd, path = tempfile.mkstemp(prefix="fsync-", dir=folder)
+    try:
+        for _ in range(rounds):
+            os.write(fd, b"x" * 4096)
+            t0 = time.perf_counter()
+            os.fsync(fd)
+            times.append((time.perf_counter() - t0) * 1000)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    return round(percentiles(times, [50])[0], 3)
+
+
+def machine_params(folder: str | None = None) -> dict[str, Any]:
+    """The machine's state when a run starts: CPUs, load averages, fsync time, Python."""
+    load1, load5, _ = os.getloadavg()
+    return {"cpus": os.cpu_count(), "load1": round(load1, 2), "load5": round(load5, 2),
+            "fsync_ms": fsync_ms(folder), "python": sys.version.split()[0]}
+
+
+def emit_machine(bench: str, folder: str | None = None) -> dict[str, Any]:
+    """Print the machine line every benchmark run starts (and may end) with."""
+    return emit(bench, "machine", "load1", os.getloadavg()[0], "1", **machine_params(folder))

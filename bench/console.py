@@ -72,7 +72,7 @@ def build(path: Path, n: int) -> Settings:
 
 
 async def measure(settings: Settings, path: Path, n: int, seconds: float) -> None:
-    from desktop._core import TaskFilter
+    from core import TaskFilter
     from desktop.launch import engine_host
     from desktop.window import ConsoleContext, MainWindow
 

@@ -5,7 +5,11 @@ Subjects, each in a fresh subprocess (so one run's heap never inflates the next 
 * ``shopfleet`` — :func:`core.export.export` to CSV (UTF-8 BOM), JSON Lines and XLSX
   (XlsxWriter ``constant_memory``), with the default two passes (field names, then rows);
 * ``openpyxl_write_only`` — the same rows through openpyxl's ``write_only`` workbook, the other
-  constant-memory XLSX writer the design allows (why XlsxWriter was picked).
+  constant-memory XLSX writer the design allows (why XlsxWriter was picked);
+* ``shopfleet_sqlite`` — what ``shopfleet results`` does (#19 stage 2): the same records loaded
+  first (not timed) into a store's ``results`` table, then streamed out by
+  ``SqliteStore.iter_results`` (one cursor, two passes) into CSV and XLSX. The load skips the
+  search index's trigger (it does not change what the export reads).
 
 The rows come from :func:`core.export.rows_of` over synthetic tasks of 10 records each (Chinese
 text, a price, a JSON cell, one formula-looking cell), generated on the fly like a store cursor.
@@ -41,7 +45,8 @@ from core.export import FIXED_COLUMNS, TaskResults, escape_cell, export, rows_of
 BENCH = "export"
 PER_TASK = 10
 SUBJECTS = [("shopfleet", "csv"), ("shopfleet", "jsonl"), ("shopfleet", "xlsx"),
-            ("openpyxl_write_only", "xlsx")]
+            ("openpyxl_write_only", "xlsx"), ("shopfleet_sqlite", "csv"),
+            ("shopfleet_sqlite", "xlsx")]
 
 
 def tasks(n_records: int) -> Iterator[TaskResults]:
@@ -91,13 +96,60 @@ def _openpyxl(rows: Sampled, path: Path) -> int:
     return n
 
 
+def _load_results(db: Path, n: int) -> None:
+    """A store file whose results table holds the ``n`` records (the untimed setup)."""
+    import sqlite3
+
+    from core.export import flow_of, record_text, records_of
+    from core.store import SqliteStore
+
+    SqliteStore(db).close()  # the schema, by the store itself
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute('DROP TRIGGER "results_ai"')  # bench only: no search index for the load
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT INTO results (task_id, seq, shop, platform, type, flow, finished_at, record, "
+        "text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        ((t.task_id, seq, t.shop, t.platform, t.type, flow_of({"flow": t.flow}),
+          t.finished_at, json.dumps(rec, ensure_ascii=False), record_text(rec))
+         for t in tasks(n) for seq, rec in enumerate(records_of(t.results))))
+    conn.execute("COMMIT")
+    conn.close()
+
+
+class FromStore:
+    """The row factory ``shopfleet results`` uses: the store's cursor, RSS sampled."""
+
+    def __init__(self, db: Path) -> None:
+        from core.export import ResultFilter
+        from core.store import SqliteStore
+
+        self.store = SqliteStore(db, readonly=True)
+        self.flt = ResultFilter()
+        self.max_rss = rss_mb()
+
+    def __call__(self) -> Iterator[Mapping[str, Any]]:
+        for i, row in enumerate(self.store.iter_results(self.flt)):
+            if i % 10_000 == 0:
+                self.max_rss = max(self.max_rss, rss_mb())
+            yield row
+
+
 def child(subject: str, fmt: str, n: int, out: Path, trace: bool) -> None:
-    before = rss_mb()
-    rows = Sampled(n)
+    rows: Sampled | FromStore
+    if subject == "shopfleet_sqlite":
+        db = out.with_suffix(".db")
+        _load_results(db, n)
+        before = rss_mb()
+        rows = FromStore(db)
+    else:
+        before = rss_mb()
+        rows = Sampled(n)
     if trace:
         tracemalloc.start()
     t0 = time.perf_counter()
-    written = export(rows, fmt, out) if subject == "shopfleet" else _openpyxl(rows, out)
+    written = (_openpyxl(rows, out) if subject == "openpyxl_write_only"  # type: ignore[arg-type]
+               else export(rows, fmt, out))
     seconds = time.perf_counter() - t0
     peak_py = tracemalloc.get_traced_memory()[1] / 2**20 if trace else None
     after = rss_mb()
@@ -115,6 +167,8 @@ def run_child(subject: str, fmt: str, n: int, root: Path, trace: bool) -> dict[s
     if proc.returncode != 0:
         raise RuntimeError(f"{subject}/{fmt} failed:\n{proc.stderr}")
     out.unlink(missing_ok=True)
+    for extra in (".db", ".db-wal", ".db-shm"):
+        out.with_suffix(extra).unlink(missing_ok=True)
     got: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return got
 
@@ -128,16 +182,20 @@ def main() -> None:
     parser.add_argument("--child", default="", help=argparse.SUPPRESS)
     parser.add_argument("--fmt", default="", help=argparse.SUPPRESS)
     parser.add_argument("--out", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--subject", default="",
+                        help="only these subjects (comma-separated, e.g. shopfleet_sqlite)")
     args = parser.parse_args()
     n = args.n or (50_000 if args.quick else 1_000_000)
     if args.child:
         child(args.child, args.fmt, n, Path(args.out), args.trace)
         return
     reps = args.reps or (3 if args.quick else 1)
-    runs: dict[tuple[str, str], list[dict[str, Any]]] = {s: [] for s in SUBJECTS}
+    only = {x for x in args.subject.split(",") if x}
+    runs: dict[tuple[str, str], list[dict[str, Any]]] = {
+        s: [] for s in SUBJECTS if not only or s[0] in only}
     with temp_dir("shopfleet-bench-export-", args.dir) as root:
         for rep in range(reps):  # interleaved: every subject once per repetition
-            for subject, fmt in SUBJECTS:
+            for subject, fmt in runs:
                 note(f"rep {rep + 1}/{reps}: {subject} {fmt} with {n} records")
                 runs[(subject, fmt)].append(run_child(subject, fmt, n, root, args.trace))
     for (subject, fmt), got in runs.items():
@@ -153,7 +211,7 @@ def main() -> None:
         if got[0]["trace_peak"] is not None:
             emit(BENCH, subject, "tracemalloc_peak_mb", max(g["trace_peak"] for g in got),
                  "MiB", **params)
-        if subject == "shopfleet":
+        if subject.startswith("shopfleet"):
             emit(BENCH, subject, "rss_growth_vs_target_mb", max(growth), "MiB",
                  target="< 100", met=max(growth) < 100, **params)
 

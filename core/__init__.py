@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .browser.install import check_browser as check_browser
     from .browser.install import install_browser as install_browser
     from .build import build_engine as build_engine
+    from .build import open_notifier as open_notifier
     from .build import open_store as open_store
     from .clock import SYSTEM_CLOCK as SYSTEM_CLOCK
     from .clock import Clock as Clock
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from .engine import Engine as Engine
     from .engine import EngineStatistics as EngineStatistics
     from .engine import GateLevel as GateLevel
+    from .engine import Leftover as Leftover
     from .engine import NoopExecutor as NoopExecutor
     from .engine import Outcome as Outcome
     from .engine import TaskControl as TaskControl
@@ -66,6 +68,8 @@ if TYPE_CHECKING:
     from .events import EventBus as EventBus
     from .events import GateChanged as GateChanged
     from .events import GateHeld as GateHeld
+    from .events import ScheduleFailed as ScheduleFailed
+    from .events import ScheduleFired as ScheduleFired
     from .events import ShopPaused as ShopPaused
     from .events import ShopProxyChanged as ShopProxyChanged
     from .events import TaskBumped as TaskBumped
@@ -75,6 +79,20 @@ if TYPE_CHECKING:
     from .events import TaskStateChanged as TaskStateChanged
     from .events import TicketAnswered as TicketAnswered
     from .events import TicketOpened as TicketOpened
+    from .export import FORMATS as FORMATS
+    from .export import ResultFilter as ResultFilter
+    from .export import export_results as export_results
+    from .export import make_filter as make_filter
+    from .flows.editing import STEP_ACTIONS as STEP_ACTIONS
+    from .flows.editing import FlowEntry as FlowEntry
+    from .flows.editing import FlowProblem as FlowProblem
+    from .flows.editing import flow_catalog as flow_catalog
+    from .flows.editing import flow_file_text as flow_file_text
+    from .flows.editing import read_flow_document as read_flow_document
+    from .flows.editing import save_flow_file as save_flow_file
+    from .flows.editing import user_flows_dir as user_flows_dir
+    from .flows.editing import validate_flow_dict as validate_flow_dict
+    from .notify import TargetHealth as TargetHealth
     from .paths import data_dir as data_dir
     from .paths import default_db_path as default_db_path
     from .paths import resources_dir as resources_dir
@@ -110,9 +128,27 @@ if TYPE_CHECKING:
     from .queries import task_detail as task_detail
     from .queries import task_page as task_page
     from .queries import task_rows as task_rows
+    from .queries import view_counts as view_counts
+    from .recorder import RecordedFlow as RecordedFlow
+    from .recorder import ShopLogin as ShopLogin
+    from .recorder import record_flow as record_flow
+    from .recorder import write_flow_file as write_flow_file
+    from .scheduler import ScheduleRow as ScheduleRow
+    from .scheduler import resume_schedule as resume_schedule
+    from .scheduler import run_schedule_now as run_schedule_now
+    from .scheduler import schedule_rows as schedule_rows
+    from .selectors import normalize_tags as normalize_tags
+    from .selectors import select_shops as select_shops
     from .selftest import run_self_test as run_self_test
     from .shop_check import ShopCheck as ShopCheck
     from .shop_check import check_shop as check_shop
+    from .shop_import import RowError as RowError
+    from .shop_import import ShopImport as ShopImport
+    from .shop_import import ShopImportRow as ShopImportRow
+    from .shop_import import check_shop_table as check_shop_table
+    from .shop_import import import_shops as import_shops
+    from .shop_import import read_shop_list as read_shop_list
+    from .shop_import import set_shop_password as set_shop_password
     from .specs import TaskSpec as TaskSpec
     from .specs import parse_specs as parse_specs
     from .store import AsyncStore as AsyncStore
@@ -126,13 +162,23 @@ if TYPE_CHECKING:
     from .store import new_owner_id as new_owner_id
     from .store.base import Store as Store
     from .store.base import TicketBook as TicketBook
+    from .store.records import ScheduleRecord as ScheduleRecord
+    from .takeover import TakeoverResult as TakeoverResult
+    from .takeover import take_over as take_over
     from .tickets import Answer as Answer
     from .tickets import KbAnswer as KbAnswer
     from .tickets import Rule as Rule
     from .tickets import RuleAction as RuleAction
     from .tickets import Ticket as Ticket
     from .tickets import TicketState as TicketState
+    from .tickets import check_write_safety as check_write_safety
+    from .tickets import default_answer as default_answer
+    from .tickets import describe_rule as describe_rule
     from .vault import Vault as Vault
+    from .workbench import pick_locator as pick_locator
+    from .workbench import record_shop_flow as record_shop_flow
+    from .workbench import rename_params as rename_params
+    from .workbench import run_flow_once as run_flow_once
 
 _WHERE: dict[str, str] = {
     # The facade: each public name and the module it comes from. The one list of it: ``__all__``
@@ -244,6 +290,57 @@ _WHERE: dict[str, str] = {
     "task_detail": ".queries",
     "task_page": ".queries",
     "task_rows": ".queries",
+    # --- #21 recorder and flow editor
+    "record_flow": ".recorder",
+    "RecordedFlow": ".recorder",
+    "ShopLogin": ".recorder",
+    "write_flow_file": ".recorder",
+    "FlowProblem": ".flows.editing",
+    "FlowEntry": ".flows.editing",
+    "STEP_ACTIONS": ".flows.editing",
+    "validate_flow_dict": ".flows.editing",
+    "flow_catalog": ".flows.editing",
+    "read_flow_document": ".flows.editing",
+    "save_flow_file": ".flows.editing",
+    "flow_file_text": ".flows.editing",
+    "user_flows_dir": ".flows.editing",
+    "run_flow_once": ".workbench",
+    "pick_locator": ".workbench",
+    "record_shop_flow": ".workbench",
+    "rename_params": ".workbench",
+    # --- #18 schedules, shop groups
+    "ScheduleFailed": ".events",
+    "ScheduleFired": ".events",
+    "ScheduleRecord": ".store.records",
+    "ScheduleRow": ".scheduler",
+    "normalize_tags": ".selectors",
+    "resume_schedule": ".scheduler",
+    "run_schedule_now": ".scheduler",
+    "schedule_rows": ".scheduler",
+    "select_shops": ".selectors",
+    # --- #19 results export, notifications
+    "open_notifier": ".build",
+    "FORMATS": ".export",
+    "ResultFilter": ".export",
+    "export_results": ".export",
+    "make_filter": ".export",
+    "TargetHealth": ".notify",
+    # --- #15 rescue semantics, write safety, rules in words, takeover
+    "Leftover": ".engine",
+    "TakeoverResult": ".takeover",
+    "take_over": ".takeover",
+    "check_write_safety": ".tickets",
+    "default_answer": ".tickets",
+    "describe_rule": ".tickets",
+    # --- #15 console: live counts, shop import
+    "view_counts": ".queries",
+    "RowError": ".shop_import",
+    "ShopImport": ".shop_import",
+    "ShopImportRow": ".shop_import",
+    "check_shop_table": ".shop_import",
+    "import_shops": ".shop_import",
+    "read_shop_list": ".shop_import",
+    "set_shop_password": ".shop_import",
     # --- #17 shop profiles: the console's shop dialog and the takeover browser use these
     "ContextOptions": ".profiles",
     "ProfileChange": ".profiles",

@@ -25,6 +25,7 @@ from .validation import submission_validator
 if TYPE_CHECKING:
     from .engine.redis_breakers import RedisBreakers
     from .engine.redis_gates import RedisRateGates
+    from .notify.host import Notifier
 
 
 def open_store(settings: Settings, db: str | Path | None = None, *,
@@ -107,3 +108,22 @@ def gates_and_breakers(settings: Settings, store: Store, *, clock: Clock, owner:
     return (RedisRateGates(settings.gates, url=url, prefix=prefix, clock=clock),
             RedisBreakers(settings.breakers, url=url, prefix=prefix, clock=clock,
                           worker_id=owner))
+
+
+# --- #19 notifications
+def open_notifier(settings: Settings, store: Store, *, vault: Any = None) -> Notifier:
+    """The notifier for an engine on ``store``: ``[[notify]]`` targets and the store's own
+    (their secrets decrypted with the vault key that matches the store), the daily digest.
+
+    Attach it to the engine's bus, :meth:`~core.notify.host.Notifier.start` it, and
+    :meth:`~core.notify.host.Notifier.stop` it before the store closes. With no target it
+    starts nothing.
+    """
+    from .notify.host import Notifier, all_targets, stored_raw
+
+    if vault is None and any(r.get("secret_enc") for r in stored_raw(store)):
+        from .secrets import open_vault_for
+
+        vault = open_vault_for(store)
+    targets = all_targets(settings.notify, store, vault)
+    return Notifier(store, targets, digest_at=settings.digest.at, digest_tz=settings.digest.tz)

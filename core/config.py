@@ -16,11 +16,20 @@ Errors name the key (``queue.max_backlog: must be greater than 0``). Example::
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .errors import ConfigError, InvalidInput
 
@@ -47,6 +56,10 @@ class StoreSettings(_Section):
     busy_timeout_s: float = Field(10.0, gt=0)
 
 
+LEASE_HEARTBEATS = 3
+"""A lease lasts at least this many heartbeats (``lease_s`` ≥ 3 × ``heartbeat_s``)."""
+
+
 class QueueSettings(_Section):
     max_backlog: int = Field(100_000, gt=0)
     """Routine submissions are refused when this many tasks are queued."""
@@ -68,6 +81,22 @@ class QueueSettings(_Section):
     retry_backoff_max_s: float = Field(600.0, ge=0)
     max_task_bytes: int = Field(256 * 1024, gt=0)
     """A task spec larger than this (as JSON) is rejected."""
+
+    # --- #15 cross-field checks: the fields that must agree, named in the refusal
+    @model_validator(mode="after")
+    def _timings_agree(self) -> QueueSettings:
+        if self.heartbeat_s >= self.worker_lost_after_s:
+            raise ValueError(f"heartbeat_s ({self.heartbeat_s:g}) must be less than "
+                             f"worker_lost_after_s ({self.worker_lost_after_s:g}): a worker "
+                             "would be marked lost between two heartbeats")
+        if self.lease_s < LEASE_HEARTBEATS * self.heartbeat_s:
+            raise ValueError(f"lease_s ({self.lease_s:g}) must be at least {LEASE_HEARTBEATS} "
+                             f"× heartbeat_s ({self.heartbeat_s:g}): a lease would run out "
+                             "before it is renewed")
+        if self.retry_backoff_max_s < self.retry_backoff_s:
+            raise ValueError(f"retry_backoff_max_s ({self.retry_backoff_max_s:g}) must be at "
+                             f"least retry_backoff_s ({self.retry_backoff_s:g})")
+        return self
 
 
 class PrioritySettings(_Section):
@@ -311,6 +340,32 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+# --- #19 notifications
+class DigestSettings(_Section):
+    """The daily digest to the targets that want ``digest`` events."""
+
+    at: str = ""
+    """Local time ``HH:MM`` to send it (empty: no digest)."""
+    tz: str = "UTC"
+    """The time zone of ``at`` (and of the day the digest counts)."""
+
+    @field_validator("at")
+    @classmethod
+    def _at(cls, v: str) -> str:
+        if v and not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", v):
+            raise ValueError(f"{v!r} is not a time HH:MM (00:00 to 23:59)")
+        return v
+
+    @field_validator("tz")
+    @classmethod
+    def _tz(cls, v: str) -> str:
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {v!r}") from None
+        return v
+
+
 class Settings(_Section):
     """The whole configuration. Construct with :func:`load_settings` or directly in tests."""
 
@@ -329,6 +384,9 @@ class Settings(_Section):
     metrics: MetricsSettings = MetricsSettings()
     platforms: dict[str, PlatformSettings] = Field(default_factory=dict)
     security: SecuritySettings = SecuritySettings()
+    # --- #19 notifications: ``[[notify]]`` targets (checked by core.notify.parse_targets)
+    notify: list[dict[str, Any]] = Field(default_factory=list)
+    digest: DigestSettings = DigestSettings()
 
     def with_changes(self, **sections: dict[str, Any]) -> Settings:
         """A copy with some keys of some sections replaced, validated again."""
@@ -345,7 +403,7 @@ def _loc(err_loc: tuple[Any, ...]) -> str:
 def settings_from_dict(data: dict[str, Any], *, source: str = "<config>") -> Settings:
     """Validate a parsed configuration; :class:`ConfigError` names the first bad key."""
     try:
-        return Settings.model_validate(data)
+        settings = Settings.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         key = _loc(tuple(first["loc"])) or "(top level)"
@@ -353,6 +411,15 @@ def settings_from_dict(data: dict[str, Any], *, source: str = "<config>") -> Set
         if first["type"] == "extra_forbidden":
             msg = "unknown key"
         raise ConfigError(key, f"{msg} (in {source})") from None
+    if settings.notify:  # #19: every [[notify]] entry, field by field
+        from .errors import SpecError
+        from .notify.targets import parse_targets
+
+        try:
+            parse_targets(settings.notify)
+        except SpecError as exc:
+            raise ConfigError(exc.field, f"{exc.reason} (in {source})") from None
+    return settings
 
 
 def load_settings(path: str | Path | None) -> Settings:

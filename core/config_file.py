@@ -45,6 +45,11 @@ def settings_toml(settings: Settings) -> str:
         if section == "gates":
             out += ["", gates_toml(values).rstrip()]
             continue
+        if section == "notify":  # #19: an array of tables, one [[notify]] per target
+            for entry in values:
+                out += ["", "[[notify]]"] + [f'"{k}" = {_toml_value(v)}'
+                                             for k, v in entry.items()]
+            continue
         simple = {k: v for k, v in values.items() if not isinstance(v, dict)}
         tables = {k: v for k, v in values.items() if isinstance(v, dict)}
         out += ["", f"[{section}]"] + [f"{k} = {_toml_value(v)}" for k, v in simple.items()]

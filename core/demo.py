@@ -95,7 +95,10 @@ async def run_headless_demo(base: Settings, folder: Path, *, n: int) -> int:
             site.set_fault("captcha", platform="tiktok", times=1)
             print("fault switched on: a CAPTCHA on tiktok (its task becomes a ticket)\n")
             urgent = asyncio.create_task(_urgent_later(engine, site, 6.0))
-            await run_worker(engine, until_idle=True, summary_every_s=3.0)
+            faults = asyncio.create_task(_fault_stream(site))
+            await run_worker(engine, until_idle=True, summary_every_s=3.0,
+                             reach_s=settings.breakers.backoff_max_s + 5)
+            faults.cancel()
             urgent.cancel()
             counts = store.counts()
             tickets = engine.tickets.tickets()
@@ -114,6 +117,28 @@ async def run_headless_demo(base: Settings, folder: Path, *, n: int) -> int:
             print(f"(answer with: shopfleet answer ID --action resume --db {folder / 'demo.db'}"
                   " — run the demo with --keep to keep its folder)")
     return 0 if counts["queued"] == 0 and counts["running"] == 0 else 1
+
+
+DEMO_FAULTS: tuple[tuple[float, str, str, dict[str, Any], str], ...] = (
+    (3.0, "rate_limit", "temu", {"status": 429, "retry_after": 2, "times": 3},
+     "429 + Retry-After on temu: its gate is held, the tasks wait (no ticket)"),
+    (8.0, "error_5xx", "pdd", {"status": 500, "times": 12},
+     "a 5xx storm on pdd: its breaker opens, the tasks wait for a probe (no ticket)"),
+    (14.0, "layout_changed", "temu", {"times": 1},
+     "a changed layout on temu: that task becomes a ticket"),
+    (18.0, "crash", "tiktok", {"times": 1},
+     "a page that crashes the renderer on tiktok: retried on a fresh browser"),
+)
+"""The headless demo's fault stream: (after seconds, fault, platform, options, what it shows)."""
+
+
+async def _fault_stream(site: DemoSite) -> None:
+    """Switch on each promised fault in turn, saying what it should show."""
+    start = asyncio.get_running_loop().time()
+    for at, fault, platform, options, what in DEMO_FAULTS:
+        await asyncio.sleep(max(0.0, at - (asyncio.get_running_loop().time() - start)))
+        await asyncio.to_thread(site.set_fault, fault, platform=platform, **options)
+        print(f"fault switched on: {what}")
 
 
 async def _urgent_later(engine: Any, site: DemoSite, after_s: float) -> None:

@@ -20,6 +20,7 @@
     └── TaskError               an attempt of a task failed; the subclass says how to go on
         ├── SiteFailed          the site failed (5xx, timeout): retry later, counts for breakers
         ├── RateLimited         the site said 429/503 with Retry-After: hold the domain's gate
+        ├── NetworkDown         the network path failed (DNS, refused, offline): pause, probe
         ├── PageChanged         a locator is gone: the flow needs a fix or a person
         ├── NeedsHuman          login rejected, CAPTCHA: straight to a person
         │   └── WriteOutcomeUnknown  a write was cut off mid-way and cannot be verified
@@ -180,6 +181,30 @@ class RateLimited(SiteFailed):
         self.domain = domain
 
 
+class NetworkDown(SiteFailed):
+    """The network path to the site failed (name not resolved, connection refused, offline):
+    not the task's fault and not the site's answer. Claims for the domain pause (a probe
+    tries again later); the task waits without spending an attempt."""
+
+    error_class = "network_down"
+    counts_for_breaker = False
+
+
+NETWORK_ERRORS: tuple[str, ...] = (
+    "ERR_NAME_NOT_RESOLVED", "ERR_NAME_RESOLUTION_FAILED", "ERR_CONNECTION_REFUSED",
+    "ERR_INTERNET_DISCONNECTED", "ERR_ADDRESS_UNREACHABLE", "ERR_NETWORK_CHANGED",
+    "ERR_NETWORK_ACCESS_DENIED", "ERR_PROXY_CONNECTION_FAILED", "ERR_TUNNEL_CONNECTION_FAILED",
+    "ERR_CONNECTION_RESET", "ERR_CONNECTION_CLOSED", "ERR_EMPTY_RESPONSE",
+    "ERR_CONNECTION_TIMED_OUT", "ERR_DNS_TIMED_OUT",
+)
+"""Chromium's ``net::`` errors that mean the network path, not the site's answer."""
+
+
+def is_network_error(text: str) -> bool:
+    """Does this browser error message name a network-path failure (:data:`NETWORK_ERRORS`)?"""
+    return any(f"net::{code}" in text for code in NETWORK_ERRORS)
+
+
 class PageChanged(TaskError):
     """A locator matched nothing: the page's layout changed under the flow."""
 
@@ -249,7 +274,7 @@ class CredentialBlocked(Blocked):
 
 
 ERROR_CLASSES: tuple[str, ...] = (
-    "site_failed", "rate_limited", "page_changed", "needs_human", "write_unknown",
+    "site_failed", "rate_limited", "network_down", "page_changed", "needs_human", "write_unknown",
     "browser_crashed", "step_timeout", "task_error", "blocked", "origin_blocked",
     "credential_blocked",
 )

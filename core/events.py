@@ -134,6 +134,26 @@ class EngineStopped(Event):
     reason: str
 
 
+# --- #18 schedules (published by core.scheduler)
+@dataclass(frozen=True)
+class ScheduleFired(Event):
+    """A schedule's firing submitted its tasks (``tasks``: ids, one per selected shop)."""
+
+    name: str
+    firing: float
+    tasks: tuple[int, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ScheduleFailed(Event):
+    """A schedule could not fire (its template or selector no longer validates): it is paused,
+    ``error`` says why; an operator fixes it and resumes it."""
+
+    name: str
+    error: str
+
+
 @dataclass(frozen=True)
 class Changes:
     """What an operator command changed, so views redraw only what they must (Anki's OpChanges).

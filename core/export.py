@@ -48,7 +48,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -113,11 +113,102 @@ def records_of(results: Mapping[str, Any] | None) -> Iterator[dict[str, Any]]:
         yield record
 
 
-def _field_name(name: str) -> str:
+def field_column(name: str) -> str:
+    """The column a result field is written in (``result.shop`` for a field named ``shop``)."""
     return f"result.{name}" if name in FIXED_COLUMNS else name
 
 
-def _iso(ts: float | None) -> str:
+_field_name = field_column
+
+
+def record_text(record: Mapping[str, Any]) -> str:
+    """A record's values as one line of text (what search indexes)."""
+    return " ".join(str(v) for v in record.values() if v is not None and v != "")
+
+
+@dataclass(frozen=True, slots=True)
+class ResultFilter:
+    """Which records an export (or the console's Results view) takes; empty means all.
+
+    ``shops`` are shop names, already picked by a selector; ``since``/``until`` are epoch
+    seconds on the task's finish time (``until`` exclusive).
+    """
+
+    types: tuple[str, ...] = ()
+    shops: tuple[str, ...] | None = None
+    since: float | None = None
+    until: float | None = None
+    flow: str | None = None
+
+    def keeps(self, t: TaskResults) -> bool:
+        """Whether a task's records pass (stores that cannot filter in a query use it)."""
+        return ((not self.types or t.type in self.types)
+                and (self.shops is None or t.shop in self.shops)
+                and (self.since is None or (t.finished_at or 0) >= self.since)
+                and (self.until is None or (t.finished_at or 0) < self.until)
+                and (self.flow is None or t.flow == self.flow))
+
+
+def parse_moment(text: str, *, field: str, end: bool = False) -> float:
+    """``--since``/``--until``: a date (``2026-12-01``, local time; as ``end`` the whole day is
+    included) or a date and time (``2026-12-01T08:30``, local unless it carries an offset).
+
+    Raises:
+        SpecError: naming ``field``.
+    """
+    text = (text or "").strip()
+    try:
+        if len(text) == 10:
+            day = datetime.strptime(text, "%Y-%m-%d")
+            if end:
+                day += timedelta(days=1)
+            return day.astimezone().timestamp()
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise SpecError(field, f"{text!r} is not a date (YYYY-MM-DD) or a date and time "
+                               "(YYYY-MM-DDTHH:MM)") from None
+    if moment.tzinfo is None:
+        moment = moment.astimezone()
+    return moment.timestamp()
+
+
+def make_filter(shops: Sequence[Any], *, types: Sequence[str] = (),
+                shop_selector: str | None = None, since: str | None = None,
+                until: str | None = None, flow: str | None = None) -> ResultFilter:
+    """A :class:`ResultFilter` from what an operator typed (the CLI's options, the console's
+    boxes); ``shops``: the store's shop records, for the selector.
+
+    Raises:
+        InvalidInput: naming the field (``--shops``, ``--since``, ``--until``, ``--flow``,
+            ``--type``) and why.
+    """
+    from .errors import InvalidInput
+    from .selectors import ShopRef, select_shops
+
+    picked: tuple[str, ...] | None = None
+    if shop_selector is not None:
+        # ShopRef: the store's shop records carry no tags until #18's stage 2 adds them
+        refs = [ShopRef(s.name, s.platform) for s in shops]
+        picked = tuple(s.name for s in select_shops(shop_selector, refs, field="--shops"))
+    start = parse_moment(since, field="--since") if since else None
+    end = parse_moment(until, field="--until", end=True) if until else None
+    if start is not None and end is not None and end <= start:
+        raise InvalidInput("--until", "must be later than --since")
+    if flow is not None and not flow.strip():
+        raise InvalidInput("--flow", "must not be empty")
+    if any(not t.strip() for t in types):
+        raise InvalidInput("--type", "must not be empty")
+    return ResultFilter(types=tuple(types), shops=picked, since=start, until=end, flow=flow)
+
+
+def flow_of(spec: Mapping[str, Any] | None) -> str:
+    """The flow column of a task: its flow's name, or empty for inline steps."""
+    flow = (spec or {}).get("flow")
+    return flow if isinstance(flow, str) else ""
+
+
+def iso_time(ts: float | None) -> str:
+    """A finish time as the export writes it (ISO 8601, UTC, to the second)."""
     if ts is None:
         return ""
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
@@ -127,7 +218,7 @@ def rows_of(tasks: Iterable[TaskResults]) -> Iterator[dict[str, Any]]:
     """One row per record of every task: the fixed columns, then the result fields."""
     for t in tasks:
         head = {"task_id": t.task_id, "shop": t.shop, "platform": t.platform, "type": t.type,
-                "flow": t.flow, "finished_at": _iso(t.finished_at)}
+                "flow": t.flow, "finished_at": iso_time(t.finished_at)}
         for record in records_of(t.results):
             row = dict(head)
             for name, value in record.items():
@@ -342,3 +433,7 @@ def export(rows: Callable[[], Iterable[Mapping[str, Any]]], fmt: str, out: str |
     finally:
         part.unlink(missing_ok=True)
     return n
+
+
+export_results = export
+"""The facade's name for :func:`export` (``core.export`` is this module's name)."""

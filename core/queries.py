@@ -49,6 +49,7 @@ VIEWS: dict[str, tuple[str, ...]] = {
     "quarantine": ("quarantined",),
     "waiting_human": ("waiting_human",),
     "history": ("done", "failed", "cancelled"),
+    "scheduled": ("scheduled",),  # #18 delayed tasks, waiting for their time
 }
 """Console views and the task states each shows."""
 
@@ -60,6 +61,7 @@ SORTS: dict[str, tuple[SortName, ...]] = {
     "quarantine": ("id", "score"),
     "waiting_human": ("id", "score"),
     "history": ("id",),
+    "scheduled": ("id",),
 }
 """Sort orders each view offers; the first is its default. ``id`` ascending is oldest first."""
 
@@ -148,6 +150,19 @@ def count_tasks(store: Store, view: str, *, flt: TaskFilter | None = None,
         counts = store.counts()
         return sum(counts.get(s, 0) for s in states), True
     return store.count_filtered(states, flt, cap)
+
+
+def view_counts(store: Store) -> dict[str, int]:
+    """Every view's task count from one read of the per-state counters (exact, O(1)), and
+    the open tickets under ``"tickets"``.
+
+    The console reads this once per refresh and feeds both the views' titles and the status
+    bar from it, so the two never disagree and a hidden view's count is as fresh as a shown one.
+    """
+    counts = store.counts()
+    out = {view: sum(counts.get(s, 0) for s in states) for view, states in VIEWS.items()}
+    out["tickets"] = store.ticket_book().open_count()
+    return out
 
 
 def task_rows(store: Store, ids: Sequence[int]) -> dict[int, TaskRow]:

@@ -20,7 +20,9 @@ trigram table (checked; the test pins the behaviour we rely on instead). So:
 The index is set up by :func:`enable_search` with sqlite-utils' FTS helpers
 (``enable_fts(..., tokenize="trigram", create_triggers=True)``): an external-content FTS5 table
 ``<table>_fts`` kept in step by triggers, so the store's inserts need no change. The store's
-migrations call it (stage 2); a Redis store has no FTS and says so.
+migration 7 runs the same SQL (:func:`index_sql` captures it from sqlite-utils) for results,
+tickets and knowledge-base answers; a Redis store has no FTS and says so
+(:data:`NOT_ON_REDIS`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ import sqlite_utils
 from core.errors import SpecError
 
 MIN_TRIGRAM = 3
+NOT_ON_REDIS = ("search is available only on the SQLite store (SQLite FTS5); this queue is "
+                "on Redis")
 MAX_QUERY = 200
 
 
@@ -71,6 +75,31 @@ def enable_search(db: sqlite_utils.Database, name: str) -> bool:
         return False
     table.enable_fts(list(src.columns), tokenize="trigram", create_triggers=True)
     return True
+
+
+def index_sql(ddl: str, names: Sequence[str]) -> str:
+    """The SQL that :func:`enable_search` runs for ``names``, as text for a migration.
+
+    sqlite-utils writes it (on an in-memory copy of the tables ``ddl`` creates, its SQL
+    captured by a tracer), so a migration runs exactly what its FTS helpers configure, inside
+    the migration's own transaction; a ``rebuild`` fills each index from the rows there.
+    """
+    captured: list[str] = []
+
+    def tracer(sql: str, params: Any) -> None:
+        if sql.lstrip().upper().startswith("CREATE"):
+            captured.append(sql.strip().rstrip(";") + ";")
+
+    scratch = sqlite_utils.Database(memory=True)
+    scratch.conn.executescript(ddl)
+    with scratch.tracer(tracer):
+        for name in names:
+            enable_search(scratch, name)
+    scratch.close()
+    for name in names:
+        fts = _source(name).table + "_fts"
+        captured.append(f'INSERT INTO "{fts}" ("{fts}") VALUES (\'rebuild\');')
+    return "\n".join(captured) + "\n"
 
 
 def disable_search(db: sqlite_utils.Database, name: str) -> None:

@@ -13,6 +13,7 @@ rejects the whole batch, with its index in the field name (``tasks[3].deadline``
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +23,8 @@ from .errors import SpecError, field_path
 
 MAX_TASK_BYTES_DEFAULT = 256 * 1024
 MAX_DEPTH = 32
+MAX_DELAY_S = 366 * 86400.0
+"""How far ahead a task may be delayed (``not_before``, ``delay_s``): a year and a day."""
 """How deeply a task's values may nest (objects in arrays in objects …)."""
 
 
@@ -43,8 +46,13 @@ class TaskSpec(BaseModel):
     flow: str | None = Field(None, min_length=1, max_length=200)
     steps: list[dict[str, Any]] | None = None
     max_attempts: int | None = Field(None, ge=1, le=100)
+    not_before: datetime | None = None
+    """Do not start before this moment (ISO-8601 with a zone): the task waits as
+    ``scheduled`` and joins the queue then, its aging counted from then."""
+    delay_s: float | None = Field(None, ge=0, le=MAX_DELAY_S)
+    """The same as ``not_before``, relative to the submission: wait this many seconds."""
 
-    @field_validator("deadline", mode="before")
+    @field_validator("deadline", "not_before", mode="before")
     @classmethod
     def _deadline_is_iso_with_zone(cls, v: Any) -> Any:
         if v is None:
@@ -65,7 +73,26 @@ class TaskSpec(BaseModel):
             raise ValueError("give a flow name ('flow') or inline steps ('steps')")
         if self.flow is not None and self.steps:
             raise ValueError("give either 'flow' or 'steps', not both")
+        if self.not_before is not None and self.delay_s is not None:
+            raise ValueError("give either 'not_before' or 'delay_s', not both")
         return self
+
+    def start_at(self, now: float) -> float:
+        """When the task may join the queue: ``now`` unless it carries ``not_before`` or
+        ``delay_s``.
+
+        Raises:
+            SpecError: ``not_before`` is more than :data:`MAX_DELAY_S` ahead of ``now``.
+        """
+        if self.delay_s is not None:
+            return now + float(self.delay_s)
+        if self.not_before is None:
+            return now
+        at = self.not_before.timestamp()
+        if at - now > MAX_DELAY_S:
+            raise SpecError("not_before", f"{self.not_before.isoformat()} is more than "
+                            f"{MAX_DELAY_S // 86400:.0f} days ahead")
+        return at
 
     @property
     def deadline_ts(self) -> float | None:
@@ -159,8 +186,13 @@ def _loads(text: str) -> Any:
     return json.loads(text, parse_constant=_NotJson)
 
 
-def parse_specs(text: str, *, max_bytes: int = MAX_TASK_BYTES_DEFAULT) -> list[TaskSpec]:
-    """Parse a JSON object, a JSON array or JSON Lines into specs; all or nothing."""
+def parse_specs(text: str, *, max_bytes: int = MAX_TASK_BYTES_DEFAULT,
+                shops: Sequence[str] | None = None) -> list[TaskSpec]:
+    """Parse a JSON object, a JSON array or JSON Lines into specs; all or nothing.
+
+    With ``shops`` (#18, ``submit --shops SELECTOR``) every task is a template without
+    ``shop``, submitted once per shop (in that order); a template's ``key`` becomes
+    ``KEY:SHOP`` so each copy keeps an idempotency key of its own."""
     stripped = text.strip()
     if not stripped:
         raise SpecError("(input)", "is empty: expected a task object, an array or JSON Lines")
@@ -193,4 +225,16 @@ def parse_specs(text: str, *, max_bytes: int = MAX_TASK_BYTES_DEFAULT) -> list[T
             items = [(doc, "")]
     if not items:
         raise SpecError("(input)", "holds no tasks")
-    return [validate_spec(obj, where=where, max_bytes=max_bytes) for obj, where in items]
+    if shops is None:
+        return [validate_spec(obj, where=where, max_bytes=max_bytes) for obj, where in items]
+    out: list[TaskSpec] = []
+    for obj, where in items:
+        if isinstance(obj, dict) and "shop" in obj:
+            raise SpecError(f"{where}.shop" if where else "shop",
+                            "a task submitted with --shops has no shop: --shops picks them")
+        for name in shops:
+            one = {**obj, "shop": name} if isinstance(obj, dict) else obj
+            if isinstance(one, dict) and isinstance(one.get("key"), str):
+                one["key"] = f"{one['key']}:{name}"
+            out.append(validate_spec(one, where=where, max_bytes=max_bytes))
+    return out

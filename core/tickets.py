@@ -48,9 +48,16 @@ class Answer(enum.StrEnum):
     CANCEL = "cancel"
     """Give the task up."""
 
-    def as_rule(self) -> RuleAction:
-        """The rule this answer becomes when the operator makes it one."""
-        return _RULE_FOR_ANSWER[self]
+    def as_rule(self) -> RuleAction | None:
+        """The rule this answer becomes when the operator makes it one; None when no rule
+        can do what the answer does (a person finishing or cancelling a task is not
+        something the engine repeats on its own)."""
+        return _RULE_FOR_ANSWER.get(self)
+
+    @property
+    def resends(self) -> bool:
+        """Does this answer run a write that was in flight again (retry, resume)?"""
+        return self in (Answer.RETRY, Answer.RESUME)
 
 
 class RuleAction(enum.StrEnum):
@@ -63,8 +70,46 @@ class RuleAction(enum.StrEnum):
 
 
 _RULE_FOR_ANSWER = {Answer.RETRY: RuleAction.RETRY_LATER, Answer.RESUME: RuleAction.RETRY_LATER,
-                    Answer.SKIP: RuleAction.SKIP, Answer.DONE: RuleAction.HUMAN,
-                    Answer.CANCEL: RuleAction.HUMAN}
+                    Answer.SKIP: RuleAction.SKIP}
+
+WRITE_UNKNOWN = "write_unknown"
+"""A ticket's kind for a write whose outcome is unknown."""
+
+
+def default_answer(kind: str) -> Answer:
+    """The answer a ticket of this kind offers first. A write of unknown outcome never
+    defaults to an answer that sends it again: skip (it went through; check the shop first,
+    the ticket shows the page after the write and the flow's verify result)."""
+    return Answer.SKIP if kind == WRITE_UNKNOWN else Answer.RESUME
+
+
+def check_write_safety(kind: str, action: Answer, *, confirm_resend: bool) -> None:
+    """Refuse an answer that would send a write of unknown outcome again unless confirmed.
+
+    Raises:
+        InvalidInput: naming ``confirm_resend`` (the CLI's ``--confirm-resend``).
+    """
+    if kind == WRITE_UNKNOWN and action.resends and not confirm_resend:
+        raise InvalidInput("confirm_resend", f"'{action.value}' runs a write of unknown outcome "
+                           "again: it may already have gone through (a reply sent twice). Check "
+                           "the shop; answer skip if it went through, or confirm the resend")
+
+
+def describe_rule(action: RuleAction, delay_s: float, sig: Signature) -> str:
+    """A rule in words, as the operator sees it before saving: what it does, after how long,
+    and to which failures (platform, task type, step, error)."""
+    if action is RuleAction.RETRY_LATER:
+        mins = delay_s / 60
+        wait = (f"{delay_s:.0f} s" if delay_s < 120 else
+                f"{mins:.0f} min" if mins < 120 else f"{mins / 60:.1f} h")
+        what = f"retry the task from its failed step after {wait}, without a ticket"
+    elif action is RuleAction.SKIP:
+        what = "skip the failed step and go on with the next one, without a ticket"
+    else:
+        what = "open a ticket at once, without retrying"
+    step = f"step '{sig.step_name}'" if sig.step_name else "the start page"
+    return (f"When a {sig.task_type} task of platform {sig.platform} fails at {step} with "
+            f"{sig.error_class} ('{sig.error_norm[:80]}'): {what}.")
 
 _DIGITS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import TextIO
 
-from .engine import Engine, EngineStatistics
+from .engine import Engine, EngineStatistics, Leftover
 from .engine.control import Execution
 from .events import BreakerChanged, EngineProblem, Event, GateHeld, TaskStateChanged
 from .store import ClaimedTask
@@ -49,10 +49,20 @@ def event_printer(out: TextIO) -> Callable[[Event], None]:
     return show
 
 
+LEFT_WORK_EXIT = 3
+"""``worker --until-idle`` stopped with work left (held back beyond its reach, tickets,
+quarantine): it says what and why, and exits with this code."""
+
+
 async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO | None = None,
                      summary_every_s: float = 5.0, quiet: bool = False,
-                     metrics: tuple[str, int] | None = None, metrics_token: str = "") -> int:
-    """Run until idle (or until a signal), printing a summary; returns an exit code."""
+                     metrics: tuple[str, int] | None = None, metrics_token: str = "",
+                     reach_s: float = 0.0) -> int:
+    """Run until idle (or until a signal), printing a summary; returns an exit code.
+
+    With ``until_idle``, work that is only held back (gates, breakers, back-off, not_before)
+    is waited for when it becomes claimable within ``reach_s``; stopping with work left says
+    what is left and why and returns :data:`LEFT_WORK_EXIT`."""
     out = out if out is not None else sys.stdout  # the stream now, not the one at import
     loop = asyncio.get_running_loop()
     stop_requested = asyncio.Event()
@@ -94,16 +104,18 @@ async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO | None = N
         server = await serve_metrics(engine.statistics, host=host, port=port,
                                      labels={"worker": engine.owner}, token=metrics_token)
         out.write(f"metrics: http://{host}:{port}/metrics\n")
+    left: object = None
     try:
         async with engine:
-            work = asyncio.create_task(engine.run_until_idle() if until_idle else engine.run())
+            work: asyncio.Task[object] = asyncio.create_task(
+                engine.run_until_idle(reach_s=reach_s) if until_idle else engine.run())
             stopper = asyncio.create_task(stop_requested.wait())
             await asyncio.wait([work, stopper], return_when=asyncio.FIRST_COMPLETED)
             stopper.cancel()
             if not work.done():
                 await engine.stop()
                 await asyncio.wait([work])
-            work.result()
+            left = work.result()
     finally:
         ticker.cancel()
         unsubscribe()
@@ -112,6 +124,13 @@ async def run_worker(engine: Engine, *, until_idle: bool, out: TextIO | None = N
         for sig in installed:
             loop.remove_signal_handler(sig)
     out.write(summary_line(engine.statistics()) + "\n")
+    if until_idle and isinstance(left, Leftover) and not stop_requested.is_set() \
+            and not left.empty:
+        out.write("stopped with work left:\n")
+        for line in left.reasons:
+            out.write(f"  {line}\n")
+        out.flush()
+        return LEFT_WORK_EXIT
     return 0
 
 

@@ -17,16 +17,18 @@ from typing import Any
 
 from PySide6.QtGui import QKeySequence
 
+from . import shops
 from .i18n import QT_TR_NOOP, tr
 
-TASK_PANELS = ("pending", "in_flight", "suspended", "quarantine", "history")
+TASK_PANELS = ("pending", "in_flight", "suspended", "quarantine", "history", "scheduled")
 """Views whose rows are tasks (a selected row is a task id)."""
 
 VIEWS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (QT_TR_NOOP("Work"), ("pending", "in_flight", "tickets", "suspended", "quarantine",
                           "history")),
+    (QT_TR_NOOP("Later"), ("scheduled", "schedules")),  # #18 delayed tasks and schedules
     (QT_TR_NOOP("Sites"), ("shops", "gates", "workers")),
-    (QT_TR_NOOP("Overview"), ("dashboard", "kb")),
+    (QT_TR_NOOP("Overview"), ("dashboard", "results", "kb")),  # results: #19
 )
 """The side list: groups of views, top to bottom. Ctrl+1…9 open the first nine."""
 
@@ -97,7 +99,7 @@ class ActionSpec:
     text: str
     tip: str
     menu: str
-    handler: Callable[[Any], None]
+    handler: Callable[[Any], object]
     shortcut: Callable[[], QKeySequence] = _none
     enabled: Callable[[Selection], bool] = _always
     toolbar: bool = False
@@ -125,7 +127,7 @@ ACTIONS: list[ActionSpec] = [
                _keys(QKeySequence.StandardKey.Preferences, "Ctrl+,"), toolbar=True, section=1),
     ActionSpec("quit", QT_TR_NOOP("Quit"),
                QT_TR_NOOP("Stop the engine (running tasks save their place) and close"),
-               "file", lambda w: w.close(), _keys(QKeySequence.StandardKey.Quit, "Ctrl+Q"),
+               "file", lambda w: w.quit(), _keys(QKeySequence.StandardKey.Quit, "Ctrl+Q"),
                section=2),
     # Edit
     ActionSpec("copy", QT_TR_NOOP("Copy"),
@@ -158,7 +160,8 @@ ACTIONS: list[ActionSpec] = [
     ActionSpec("bump", QT_TR_NOOP("Change priority…"),
                QT_TR_NOOP("Change the priority of the selected tasks"), "tasks",
                lambda w: w.bump_selected(), _keys("Ctrl+B"),
-               _task_tabs("pending", "suspended", "quarantine", "in_flight"), toolbar=True,
+               _task_tabs("pending", "suspended", "quarantine", "in_flight", "scheduled"),
+               toolbar=True,
                section=1),
     ActionSpec("preempt", QT_TR_NOOP("Preempt"),
                QT_TR_NOOP("Suspend the selected running task at its next safe step"), "tasks",
@@ -198,7 +201,21 @@ ACTIONS: list[ActionSpec] = [
                                                                      "rules"),
                "tickets", lambda w: w.delete_rules(), _keys("Ctrl+Shift+Del"),
                lambda s: s.engine and s.rules, section=1),
-    # Shops
+    # Shops (#15: add, edit, password, import)
+    ActionSpec("add_shop", QT_TR_NOOP("Add shop…"),
+               QT_TR_NOOP("Register a shop: platform, address, login name, password"), "shops",
+               lambda w: shops.add_shop(w), _keys("Ctrl+Shift+N"), section=2),
+    ActionSpec("edit_shop", QT_TR_NOOP("Edit shop…"),
+               QT_TR_NOOP("Change the selected shop's login name, allowed origins or password"),
+               "shops", lambda w: shops.edit_shop(w), _none,
+               lambda s: s.tab == "shops" and s.shops, section=2),
+    ActionSpec("set_password", QT_TR_NOOP("Set password…"),
+               QT_TR_NOOP("Set or replace the selected shop's password (stored encrypted)"),
+               "shops", lambda w: shops.set_password(w), _none,
+               lambda s: s.tab == "shops" and s.shops, section=2),
+    ActionSpec("import_shops", QT_TR_NOOP("Import shops…"),
+               QT_TR_NOOP("Add the shops of a CSV or XLSX list (each row's errors shown first)"),
+               "shops", lambda w: shops.import_file_dialog(w), _none, section=2),
     ActionSpec("pause_shop", QT_TR_NOOP("Pause shop"),
                QT_TR_NOOP("Stop starting tasks of the selected shop"), "shops",
                lambda w: w.pause_shops(True), _keys("Ctrl+Shift+P"),
@@ -275,10 +292,12 @@ CONTEXT_MENUS: dict[str, list[str | None]] = {
     "pending": ["bump", "cancel", None, "pause_shop", "resume_shop", "pause_domain"],
     "in_flight": ["preempt", "bump", "cancel", None, "pause_shop"],
     "suspended": ["bump", "cancel"],
+    "scheduled": ["bump", "cancel"],  # #18
     "quarantine": ["release", "bump", "cancel"],
     "tickets": ["answer", "cancel", None, "pause_shop"],
     "history": ["retry"],
-    "shops": ["pause_shop", "resume_shop", "pause_domain", "resume_domain"],
+    "shops": ["pause_shop", "resume_shop", "pause_domain", "resume_domain", None, "edit_shop",
+              "set_password", "add_shop", "import_shops"],
     "gates": ["gate_rate"],
     "breakers": ["breaker_open", "breaker_close"],
     "kb": [],
@@ -293,7 +312,8 @@ VIEW_NAMES: dict[str, str] = {
     "tickets": QT_TR_NOOP("Tickets"), "history": QT_TR_NOOP("History"),
     "shops": QT_TR_NOOP("Shops"), "gates": QT_TR_NOOP("Rate limits & breakers"),
     "kb": QT_TR_NOOP("Knowledge base & rules"), "dashboard": QT_TR_NOOP("Dashboard"),
-    "workers": QT_TR_NOOP("Workers")}
+    "workers": QT_TR_NOOP("Workers"), "scheduled": QT_TR_NOOP("Scheduled"),
+    "schedules": QT_TR_NOOP("Schedules"), "results": QT_TR_NOOP("Results")}
 
 
 def tab_names() -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import names
+from . import names, shops
 from .i18n import QT_TR_NOOP, tr
 from .models import Column, fmt_duration, fmt_in, fmt_time
 from .tickets import rule_signature
@@ -76,6 +76,10 @@ TOOK = Column("took", QT_TR_NOOP("Took"),
               if r.finished_at else "", right=True)
 
 PENDING = [ID, SCORE, TYPE, SHOP, PLATFORM, WAITED, DEADLINE, ATTEMPTS, HARD, REASON]
+JOINS = Column("joins", QT_TR_NOOP("Joins the queue"), lambda r: fmt_in(r.not_before),
+               raw=lambda r: r.not_before, live=True, right=True,
+               tip=lambda r: fmt_time(r.not_before))
+SCHEDULED = [ID, TYPE, SHOP, PLATFORM, JOINS, DEADLINE, REASON]  # #18 delayed tasks
 PARKED = [ID, SCORE, TYPE, SHOP, PLATFORM, SINCE, ATTEMPTS, ERROR_CLASS, ERROR]
 HISTORY = [ID, TYPE, SHOP, PLATFORM, STATE, FINISHED, TOOK, ATTEMPTS, ERROR_CLASS, ERROR]
 
@@ -89,7 +93,8 @@ IN_FLIGHT = [
            lambda r: tr("this console") if not r.remote else (r.worker or tr("elsewhere")),
            tip=lambda r: r.owner),
     Column("step", QT_TR_NOOP("Step"),
-           lambda r: (tr("%1 of %2", r.step + 1, r.steps) + (f" · {r.step_name}"
+           # 1-based as in the detail pane; a flow's last progress report is its end
+           lambda r: (tr("%1 of %2", min(r.step + 1, r.steps), r.steps) + (f" · {r.step_name}"
                                                              if r.step_name else ""))
            if r.steps else ("" if r.remote else tr("starting")),
            raw=lambda r: (r.step, r.steps)),
@@ -141,6 +146,10 @@ SHOPS = [
     Column("name", QT_TR_NOOP("Shop"), lambda r: r.name),
     Column("platform", QT_TR_NOOP("Platform"), lambda r: names.platform(r.platform)),
     Column("domain", QT_TR_NOOP("Site"), lambda r: r.domain),
+    Column("tags", QT_TR_NOOP("Tags"), lambda r: " ".join(r.tags)),  # #18
+    Column("login", QT_TR_NOOP("Login name"), lambda r: getattr(r, "username", "")),
+    Column("password", QT_TR_NOOP("Password"), lambda r: shops.password_text(r),
+           tip=lambda r: shops.password_tip(r), icon=lambda r: shops.password_icon(r)),
     Column("paused", QT_TR_NOOP("Shop paused"), lambda r: tr("paused") if r.paused else ""),
     Column("dpaused", QT_TR_NOOP("Site paused"),
            lambda r: tr("paused") if r.domain_paused else ""),

@@ -178,7 +178,9 @@ def run_demo(argv: Sequence[str] | None = None) -> int:
                                          size=args.size)))
 
             code = loop.run_until_complete(run_console(
-                settings, store, host, config_path=None, title_suffix=tr(" — demo"),
+                # The demo's settings stay in its own folder: never the operator's file.
+                settings, store, host, config_path=folder / "shopfleet.toml",
+                title_suffix=tr(" — demo"),
                 on_window=started))
             for j in jobs:
                 j.cancel()

@@ -3,7 +3,9 @@ event history."""
 
 from __future__ import annotations
 
+import html
 import json
+import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl
@@ -18,13 +20,22 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import TaskDetail
+from core import TaskDetail, TaskRecord
 
 from . import names, palette
 from .i18n import tr
 from .models import fmt_duration, fmt_time
 
 STATUS_MARK = {"done": "✔", "current": "▶", "todo": "·", "unknown": "?"}
+
+
+def waited_s(r: TaskRecord, now: float | None = None) -> float:
+    """How long the task waited in the queue: from when it was queued to when a worker
+    claimed it, or, still waiting, to now."""
+    end = r.started_at if r.started_at is not None else (
+        r.finished_at if r.finished_at is not None and r.state.value != "queued"
+        else (time.time() if now is None else now))
+    return max(0.0, end - r.created_at)
 
 
 class DetailPane(QWidget):
@@ -101,19 +112,22 @@ class DetailPane(QWidget):
             out.append((it.text(3), it.data(1, Qt.ItemDataRole.UserRole), it.text(2) != ""))
         return out
 
-    def show_detail(self, d: TaskDetail) -> None:
+    def show_detail(self, d: TaskDetail, *, now: float | None = None) -> None:
         r = d.record
         self.task_id = r.id
-        deadline = f" · {tr('deadline')} {fmt_time(r.deadline)}" if r.deadline else ""
+        esc = html.escape  # every value from the task is text, never markup
+        deadline = f" · {esc(tr('deadline'))} {esc(fmt_time(r.deadline))}" if r.deadline else ""
+        # An error is the task's news only while it is not done (a retried, then finished
+        # task keeps its last error in the record: the history tab has it).
+        error = r.last_error and r.state.value not in ("done", "cancelled")
         self.header.setText(
-            f"<b>#{r.id}</b> {names.task_type(r.type)} · {r.shop} "
-            f"({names.platform(r.platform)}) · <b>{names.state(r.state.value)}</b><br>"
-            f"{tr('score')} {r.score:.2f} · {tr('attempts')} "
-            f"{r.attempts}/{r.max_attempts} · {tr('waited')} "
-            f"{fmt_duration((r.started_at or r.updated_at) - r.created_at)}{deadline}"
+            f"<b>#{r.id}</b> {esc(names.task_type(r.type))} · {esc(r.shop)} "
+            f"({esc(names.platform(r.platform))}) · <b>{esc(names.state(r.state.value))}</b>"
+            f"<br>{esc(tr('score'))} {r.score:.2f} · {esc(tr('attempts'))} "
+            f"{r.attempts}/{r.max_attempts} · {esc(tr('waited'))} "
+            f"{esc(fmt_duration(waited_s(r, now)))}{deadline}"
             + (f"<br><span style='color:{palette.css('error')}'><b>"
-               f"{names.error_headline(r.error_class)}</b></span>"
-               if r.last_error else ""))
+               f"{esc(names.error_headline(r.error_class))}</b></span>" if error else ""))
         # The technical detail, untranslated, one hover away.
         self.header.setToolTip(
             "\n".join(x for x in (r.state_reason, f"{r.error_class}: {r.last_error}"
@@ -142,9 +156,11 @@ class DetailPane(QWidget):
                                   if r.results else tr("(no results yet)"))
         ev = r.evidence or {}
         if ev:
+            esc = html.escape
             links = "<br>".join(
-                f"{k}: <a href='{v}'>{Path(v).name}</a>" if Path(str(v)).exists() else
-                f"{k}: {v}" for k, v in ev.items())
+                f"{esc(str(k))}: <a href='{esc(str(v), quote=True)}'>{esc(Path(v).name)}</a>"
+                if Path(str(v)).exists() else f"{esc(str(k))}: {esc(str(v))}"
+                for k, v in ev.items())
             self.evidence.setText(links)
             shot = ev.get("screenshot")
             if shot and Path(shot).exists():

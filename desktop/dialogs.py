@@ -6,6 +6,7 @@ from __future__ import annotations
 import tomllib
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -104,12 +105,17 @@ class GateDialog(QDialog):
         for n in gate_names:
             self.name.addItem(names.gate(n), n)
         self.rate = QDoubleSpinBox(self)
-        self.rate.setRange(0.0, 100000)
+        # A gate lets at least one request through now and then (0 would stop the site:
+        # that is the breaker's job, or pausing the site).
+        self.rate.setRange(0.01, 100000)
         self.rate.setSuffix(tr(" /s"))
         self.rate.setDecimals(2)
         self.burst = QDoubleSpinBox(self)
-        self.burst.setRange(0.0, 100000)
+        self.burst.setRange(1.0, 100000)
         self.burst.setDecimals(0)
+        self.error = _error_label(self)
+        self.on_ok: Callable[[], object] | None = None
+        """Set by the window: OK runs it and the dialog stays open until it succeeded."""
         self._current = current
 
         def fill() -> None:
@@ -124,10 +130,22 @@ class GateDialog(QDialog):
         form.addRow(tr("Site"), self.name)
         form.addRow(tr("Requests per second"), self.rate)
         form.addRow(tr("Burst"), self.burst)
+        form.addRow(self.error)
         form.addRow(_buttons(self))
 
     def values(self) -> tuple[str, float, float]:
         return str(self.name.currentData()), float(self.rate.value()), float(self.burst.value())
+
+    def accept(self) -> None:
+        if self.on_ok is None:
+            super().accept()
+        elif not getattr(self, "busy", False):
+            self.error.clear()
+            self.on_ok()
+
+    def show_error(self, text: str) -> None:
+        self.busy = False
+        self.error.setText(text)
 
 
 class SubmitDialog(QDialog):
@@ -139,6 +157,8 @@ class SubmitDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(tr("Submit tasks"))
         self.specs: list[TaskSpec] = []
+        self.on_ok: Callable[[], object] | None = None
+        """Set by the window: OK runs it and the dialog stays open until it succeeded."""
         self.tabs = QTabWidget(self)
         form_w = QWidget(self)
         form = QFormLayout(form_w)
@@ -245,12 +265,22 @@ class SubmitDialog(QDialog):
         return parse_specs("\n".join([one] * self.count.value()))
 
     def accept(self) -> None:
+        if getattr(self, "busy", False):
+            return
         try:
             self.specs = self.build()
         except InvalidInput as exc:
             self.error.setText(f"{exc.field}: {exc.reason}")
             return
-        super().accept()
+        self.error.clear()
+        if self.on_ok is not None:
+            self.on_ok()  # the dialog stays open until the engine took the tasks
+        else:
+            super().accept()
+
+    def show_error(self, text: str) -> None:
+        self.busy = False
+        self.error.setText(text)
 
 
 # -- settings ---------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from core import Engine, EngineHost, EventBus, Settings, Store, build_engine
+from core import Engine, EngineHost, EventBus, Settings, Store, build_engine, open_notifier
 
 
 def make_app(argv: Sequence[str] | None = None) -> Any:
@@ -38,9 +38,15 @@ def engine_host(settings: Settings, store: Store, *, executor: Any = "browser",
     """A host whose engine is built on the engine thread, over ``store`` (on a shared store
     its gates and breakers are the fleet's: :func:`core.build_engine` decides)."""
     async def factory(bus: EventBus) -> Engine:
-        return build_engine(settings, store, executor=executor, bus=bus, home=home,
-                            slots=slots)
-    return EngineHost(factory)
+        engine = build_engine(settings, store, executor=executor, bus=bus, home=home,
+                              slots=slots)
+        notifier = open_notifier(settings, store)  # #19: alerts, on threads of their own
+        notifier.attach(bus)
+        notifier.start()
+        host.closers.append(notifier.stop)
+        return engine
+    host = EngineHost(factory)
+    return host
 
 
 async def run_console(settings: Settings, store: Store, host: EngineHost, *,

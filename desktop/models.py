@@ -118,6 +118,8 @@ class Column:
     live: bool = False
     right: bool = False
     tip: Callable[[Any], str] | None = None
+    icon: Callable[[Any], Any] | None = None
+    """A flag beside the text (a ``QIcon`` or None), e.g. a shop without a password."""
 
 
 # -- the keyed model ----------------------------------------------------------------------
@@ -173,6 +175,8 @@ class KeyedTableModel(QAbstractTableModel):
                        | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole and col.tip is not None:
             return col.tip(row)
+        if role == Qt.ItemDataRole.DecorationRole and col.icon is not None:
+            return col.icon(row)
         if role == Qt.ItemDataRole.ForegroundRole and self.highlight is not None:
             color = self.highlight(row)
             return QBrush(color) if color is not None else None
@@ -430,6 +434,17 @@ class FilterProxy(QSortFilterProxyModel):
         self.setSortRole(SORT_ROLE)
         self.setSortCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.flt = TaskFilter()
+        self.only: Callable[[Any], bool] | None = None
+        """An extra condition a row must meet (a view's "only …" switch), or None."""
+
+    def set_only(self, only: Callable[[Any], bool] | None) -> None:
+        if hasattr(self, "beginFilterChange"):
+            self.beginFilterChange()
+            self.only = only
+            self.endFilterChange()
+        else:
+            self.only = only
+            self.invalidateFilter()
 
     def set_filter(self, flt: TaskFilter) -> None:
         if hasattr(self, "beginFilterChange"):  # Qt 6.9+: invalidateFilter is deprecated
@@ -446,6 +461,8 @@ class FilterProxy(QSortFilterProxyModel):
             return True
         row = model.row_at(source_row)
         if row is None:
+            return False
+        if self.only is not None and not self.only(row):
             return False
         f = self.flt
         for name in ("shop", "platform", "type"):

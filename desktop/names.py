@@ -31,6 +31,7 @@ PLATFORMS: dict[str, str] = {
 
 STATES: dict[str, str] = {
     "queued": QT_TR_NOOP("Queued"),
+    "scheduled": QT_TR_NOOP("Scheduled"),  # #18: waits for its time, then joins the queue
     "running": QT_TR_NOOP("Running"),
     "suspended": QT_TR_NOOP("Suspended"),
     "waiting_human": QT_TR_NOOP("Waiting for a person"),

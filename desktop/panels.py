@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QEvent, QModelIndex, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -37,8 +38,8 @@ EMPTY: dict[str, str] = {
                           "(and in the tray) when a task needs you."),
     "history": QT_TR_NOOP("No task has finished yet. Finished, failed and cancelled tasks are "
                           "listed here."),
-    "shops": QT_TR_NOOP("No shops yet. Add one with the command line: shopfleet shop add NAME "
-                        "--platform pdd --url https://…"),
+    "shops": QT_TR_NOOP("No shops yet. Add one with Shops → Add shop… (%1), or import a list "
+                        "(CSV or XLSX) with Shops → Import shops…."),
     "gates": QT_TR_NOOP("No rate limit has been used yet. Each site gets one when its first "
                         "task runs; change it with Shops → Rate limit… (%1)."),
     "breakers": QT_TR_NOOP("No breaker yet: each site gets one when its tasks run."),
@@ -51,7 +52,7 @@ EMPTY: dict[str, str] = {
 }
 """What to do next, shown over an empty table (fresh console)."""
 
-EMPTY_KEYS = {"pending": "submit", "gates": "gate_rate"}
+EMPTY_KEYS = {"pending": "submit", "gates": "gate_rate", "shops": "add_shop"}
 """Empty-state texts whose %1 is an action's shortcut."""
 
 
@@ -107,6 +108,9 @@ class TablePanel(QWidget):
         self.empty.setMargin(16)
         self.empty.hide()
         self.shortcut_text = ""
+        self.hovered = False
+        """The pointer is over this table's rows."""
+        self._only: list[tuple[QCheckBox, str, str]] = []
         model.rowsInserted.connect(self._show_empty)
         model.rowsRemoved.connect(self._show_empty)
         model.modelReset.connect(self._show_empty)
@@ -163,8 +167,27 @@ class TablePanel(QWidget):
         self.set_choices(FilterChoices())
         self.retranslate()
 
+    def add_only(self, text: str, only: Callable[[Any], bool], *, tip: str = "") -> QCheckBox:
+        """A switch on the filter bar showing only the rows that meet ``only`` (``text``,
+        ``tip``: source words, translated when shown; short: the bar fits 1024 px)."""
+        assert self.proxy is not None, "task views filter in the store query"
+        box = QCheckBox(self)
+        box.setObjectName(f"only-{self.name}")
+        box.toggled.connect(lambda on: self.proxy.set_only(only if on else None)
+                            if self.proxy is not None else None)
+        self._only.append((box, text, tip))
+        bar = self._bar.layout()
+        assert isinstance(bar, QHBoxLayout)
+        bar.insertWidget(bar.count() - 1, box)
+        box.setText(tr(text))
+        box.setToolTip(tr(tip) if tip else "")
+        return box
+
     # -- text
     def retranslate(self) -> None:
+        for box, text, tip in getattr(self, "_only", []):
+            box.setText(tr(text))
+            box.setToolTip(tr(tip) if tip else "")
         for label, text in zip(self._labels, (tr("Shop"), tr("Platform"), tr("Type")),
                                strict=True):
             label.setText(text)
@@ -203,6 +226,13 @@ class TablePanel(QWidget):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() in (QEvent.Type.FocusIn, QEvent.Type.MouseButtonPress):
             self.focused.emit()
+        if obj is self.view.viewport():
+            # The pointer over the rows: the window holds this table's order (no row moves
+            # under a click).
+            if event.type() == QEvent.Type.Enter:
+                self.hovered = True
+            elif event.type() in (QEvent.Type.Leave, QEvent.Type.Hide):
+                self.hovered = False
         return super().eventFilter(obj, event)
 
     def row_at_view(self, i: int) -> Any:

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 
-from core import Changes, Engine, data_dir, save_settings
+from core import Changes, Engine, save_settings
 
+from . import names
 from . import operations as ops
 from .actions import ActionRunner
 from .context import ConsoleContext
@@ -22,13 +22,9 @@ from .dialogs import BumpDialog, GateDialog, SettingsDialog, SubmitDialog
 from .i18n import install_language, save_language, saved_language, tr
 from .models import KeyedTableModel, ListTableModel, Reader, TaskTableModel
 from .panels import TablePanel
+from .shops import run_keeping_input
 from .ticket_dialog import TicketDialog, load_bundle
 from .tickets import TicketReads
-
-
-def default_config_path() -> Path:
-    return data_dir() / "shopfleet.toml"
-
 
 if TYPE_CHECKING:
     _Base = QMainWindow  # the checker sees the window this is mixed into
@@ -73,6 +69,34 @@ class CommandsMixin(_Base):
 
         return self.runner.command(what, all_of)
 
+    def _task_snapshot(self, task_id: int) -> Any:
+        """The row the operator sees for this task (the current view first)."""
+        order = [self.current_key(), "pending", "in_flight", "suspended", "quarantine",
+                 "history"]
+        for key in dict.fromkeys(order):
+            m = self.models.get(key)
+            if m is not None and key != "tickets":
+                snap = m.snapshot(task_id)
+                if snap is not None:
+                    return snap
+        for t in self.panels["tickets"].selected_rows() if "tickets" in self.panels else []:
+            if t is not None and t.task_id == task_id:
+                return t
+        return None
+
+    def task_label(self, task_id: int) -> str:
+        """The task as the operator knows it: its number, shop and type."""
+        snap = self._task_snapshot(task_id)
+        if snap is None:
+            return f"#{task_id}"
+        kind = getattr(snap, "type", None) or getattr(snap, "task_type", "")
+        return tr("#%1 (%2, %3)", task_id, snap.shop, names.task_type(kind))
+
+    def tasks_label(self, ids: Sequence[int], *, most: int = 3) -> str:
+        """The first few tasks named, then how many more."""
+        shown = ", ".join(self.task_label(i) for i in ids[:most])
+        return shown if len(ids) <= most else tr("%1 and %2 more", shown, len(ids) - most)
+
     def bump_selected(self) -> None:
         ids = self.selected_task_ids()
         if not ids:
@@ -80,8 +104,9 @@ class CommandsMixin(_Base):
         snap = self.models[self.current_key()].snapshot(ids[0]) \
             if self.current_key() in self.models else None
         dlg = BumpDialog(len(ids), snap.score if snap is not None else None, self)
+        what = tr("Change priority of %1", self.tasks_label(ids))
         dlg.accepted.connect(lambda: self._each(
-            tr("Change priority"), ids, lambda e, i: ops.bump(e, i, **dlg.values())))
+            what, ids, lambda e, i: ops.bump(e, i, **dlg.values())))
         self.dialog = dlg
         dlg.open()
 
@@ -89,23 +114,38 @@ class CommandsMixin(_Base):
         ids = self.selected_task_ids()
         if not ids:
             return
+        what = self.tasks_label(ids)
         box = QMessageBox(QMessageBox.Icon.Question, tr("Cancel tasks"),
-                          tr("Cancel %1 task(s)? Running ones stop at their next step.",
-                             len(ids)),
+                          tr("Cancel %1? Running ones stop at their next step.", what),
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
-        box.accepted.connect(lambda: self._each(tr("Cancel task"), ids,
+        box.accepted.connect(lambda: self._each(tr("Cancel %1", what), ids,
                                                 lambda e, i: ops.cancel(e, i)))
         self.last_confirm = box
         box.open()
 
     def retry_selected(self) -> None:
-        self._each(tr("Retry"), self.selected_task_ids(), lambda e, i: ops.retry(e, i))
+        ids = self.selected_task_ids()
+        self._each(tr("Retry %1", self.tasks_label(ids)), ids, lambda e, i: ops.retry(e, i))
 
     def preempt_selected(self) -> None:
-        self._each(tr("Preempt"), self.selected_task_ids(), lambda e, i: ops.preempt(e, i))
+        """Preempt after a confirmation naming the tasks (a preempted task gives up its
+        browser at the next safe step)."""
+        ids = self.selected_task_ids()
+        if not ids:
+            return
+        what = self.tasks_label(ids)
+        box = QMessageBox(QMessageBox.Icon.Question, tr("Preempt tasks"),
+                          tr("Preempt %1? It stops at its next safe step and waits in "
+                             "Suspended.", what),
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.accepted.connect(lambda: self._each(tr("Preempt %1", what), ids,
+                                                lambda e, i: ops.preempt(e, i)))
+        self.last_confirm = box
+        box.open()
 
     def release_selected(self) -> None:
-        self._each(tr("Release from quarantine"), self.selected_task_ids(),
+        ids = self.selected_task_ids()
+        self._each(tr("Release %1 from quarantine", self.tasks_label(ids)), ids,
                    lambda e, i: ops.release(e, i))
 
     def pause_shops(self, paused: bool) -> None:
@@ -139,10 +179,11 @@ class CommandsMixin(_Base):
 
         def go() -> None:
             name, rate, burst = dlg.values()
-            self.runner.command(tr("Rate limit"),
-                                lambda e: ops.set_gate_rate(e, name, rate, burst))
+            run_keeping_input(self, dlg, tr("Rate limit"), lambda: self.runner.engine(
+                lambda e: ops.set_gate_rate(e, name, rate, burst)),
+                then=lambda ch: self.runner.changed.emit(ch))
 
-        dlg.accepted.connect(go)
+        dlg.on_ok = go
         self.dialog = dlg
         dlg.open()
 
@@ -153,12 +194,16 @@ class CommandsMixin(_Base):
 
         def go() -> None:
             specs = dlg.specs
-            self.runner.command(tr("Submit tasks"), lambda e: ops.submit(e, specs),
-                                then=lambda ids: self.status_message(
-                                    tr("Submitted %1 task(s)", len(ids))))
-            self._mark(("pending",))
 
-        dlg.accepted.connect(go)
+            def done(ids: list[int]) -> None:
+                self._mark(("pending",))
+                self.status_message(tr("Submitted %1 task(s)", len(ids)))
+
+            run_keeping_input(self, dlg, tr("Submit tasks"),
+                              lambda: self.runner.engine(lambda e: ops.submit(e, specs)),
+                              then=done)
+
+        dlg.on_ok = go
         self.dialog = dlg
         dlg.open()
 
@@ -192,8 +237,11 @@ class CommandsMixin(_Base):
         self._answer_all([ticket_id], action, note, make_rule)
 
     def open_settings(self) -> None:
-        path = self.ctx.config_path or default_config_path()
-        dlg = SettingsDialog(self.ctx.settings, language=saved_language(), path=str(path),
+        # Only the file this console was started with (the demo's is in its own folder); a
+        # console without one never falls back to the operator's default file.
+        path = self.ctx.config_path
+        dlg = SettingsDialog(self.ctx.settings, language=saved_language(),
+                             path=str(path) if path is not None else tr("(not saved)"),
                              parent=self)
 
         def go() -> None:
@@ -204,6 +252,10 @@ class CommandsMixin(_Base):
                 install_language(lang)
             if dlg.settings is not None and dlg.settings != self.ctx.settings:
                 chosen = dlg.settings
+                if path is None:
+                    self.status_message(tr("Settings not saved: this console has no "
+                                           "configuration file"))
+                    return
 
                 async def write() -> None:
                     await asyncio.to_thread(save_settings, chosen, path)

@@ -10,7 +10,7 @@ import time
 from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QLabel, QMainWindow
+from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QToolButton, QWidget
 
 from core import (
     Changes,
@@ -21,12 +21,12 @@ from core import (
     filter_choices,
     flow_names,
     metrics_series,
-    shop_rows,
     task_page,
+    view_counts,
 )
 
 from . import columns as C
-from . import names
+from . import names, shops
 from .context import ConsoleContext
 from .dashboard import Dashboard
 from .detail import DetailPane
@@ -35,6 +35,7 @@ from .inflight import InFlightRow, engine_snapshot, fleet_running, merge_in_flig
 from .models import KeyedTableModel, ListTableModel, Reader, TaskTableModel
 from .navigation import Navigation
 from .panels import TablePanel
+from .results_view import NotifyStatus
 from .tickets import TicketReads
 
 log = logging.getLogger(__name__)
@@ -71,16 +72,26 @@ class RefreshMixin(_Base):
     _shops_next: float
     _history_next: float
     _fleet_next: float
+    _notify_next: float  # #19
+    notify_status: NotifyStatus  # #19
     _fleet_busy: bool
     _local_running: list[InFlightRow]
     _remote_running: list[InFlightRow]
     _flows: list[str]
+    counts: dict[str, int]
+    """Every view's count from the one counts read of the last poll (titles and status bar)."""
+    _counts_busy: bool
+    live_button: QToolButton
+    dialog: QWidget | None
+    _lost_seen: set[str]
 
     if TYPE_CHECKING:  # defined by the window and its other parts
         def current_key(self) -> str: ...
         def _update_titles(self) -> None: ...
         def _show_pause_state(self) -> None: ...
         async def _load_detail(self, task_id: int) -> None: ...
+        def notify(self, title: str, message: str) -> None: ...
+        def _update_badge(self, force: bool = False) -> None: ...
 
     @staticmethod
     async def _no_load() -> list[Any]:
@@ -93,7 +104,7 @@ class RefreshMixin(_Base):
                                  type=flt.type if flt else "")
 
     async def _load_shops(self) -> list[Any]:
-        return await self.reader(shop_rows, self.store)
+        return await self.reader(shops.load_shop_lines, self.store)
 
     async def _load_workers(self) -> list[Any]:
         return await self.reader(self.store.workers)
@@ -113,10 +124,20 @@ class RefreshMixin(_Base):
         finally:
             self._fleet_busy = False
         self.models["workers"].set_rows(workers)
+        self._notify_lost(workers)
         self._size_owner_column()
         here = self.ctx.host.engine.owner if self.ctx.host is not None else None
         self._remote_running = fleet_running(page.rows, workers, here)
         self._show_in_flight()
+
+    def _notify_lost(self, workers: Sequence[Any]) -> None:
+        """A worker newly lost notifies like a ticket (tray message and badge)."""
+        lost = {str(w.owner) for w in workers if getattr(w, "state", "") == "lost"}
+        for owner in sorted(lost - self._lost_seen):
+            self.notify(tr("Worker lost"), tr("%1 stopped answering; its tasks go back to the "
+                                              "queue", owner))
+        self._lost_seen = lost
+        self._update_badge(force=True)
 
     def _size_owner_column(self) -> None:
         """Fit the worker ids once, unless the operator has sized the column already."""
@@ -128,6 +149,9 @@ class RefreshMixin(_Base):
 
     def _show_in_flight(self) -> None:
         """This engine's tasks as it sees them, then the ones other workers run."""
+        if self.current_key() == "in_flight" and self.hold_reason() and \
+                self.models["in_flight"].rowCount() > 0:
+            return  # the next snapshot after the hold redraws it
         self.models["in_flight"].set_rows(
             merge_in_flight(self._local_running, self._remote_running))
         self._update_titles()
@@ -170,6 +194,10 @@ class RefreshMixin(_Base):
             self._detail_stale = True
         if isinstance(event, TaskStateChanged) and event.state != "running":
             self._current_steps.pop(event.task_id, None)
+        if isinstance(event, TaskStateChanged) and event.state == "quarantined":
+            self.notify(tr("Task quarantined"), tr("Task #%1 (%2) is in quarantine: %3",
+                                                   event.task_id, event.shop,
+                                                   event.reason or "—"))
 
     def _progress(self, event: Any) -> None:
         self._current_steps[event.task_id] = event.step
@@ -196,8 +224,12 @@ class RefreshMixin(_Base):
         if self._closing:
             return
         now = time.monotonic()
+        held = self.hold_reason()
+        self._show_live(held)
         for name in self._visible_models():
             m = self.models.get(name)
+            if held and name in self.panels and m is not None and m.rowCount() > 0:
+                continue  # stays stale: refreshed when the hold ends (an empty one loads)
             if isinstance(m, TaskTableModel | ListTableModel) and m.stale:
                 if name == "shops":  # counts over a big queue: at most every 2 s
                     if now < self._shops_next:
@@ -212,14 +244,56 @@ class RefreshMixin(_Base):
             self._detail_stale = False
             self._spawn(self._load_detail(self.detail.task_id))
 
+    # -- live or held -------------------------------------------------------------------
+
+    def hold_reason(self) -> str:
+        """Why the shown tables keep their rows and order now ("" when they are live): the
+        operator paused them, the pointer is over a table, or a menu or dialog is open (a
+        click or a command then lands on the row the operator saw)."""
+        if not self.live_button.isChecked():
+            return tr("paused")
+        if QApplication.activePopupWidget() is not None or (
+                self.dialog is not None and self.dialog.isVisible()) or (
+                QApplication.activeModalWidget() is not None):
+            return tr("held while a menu or dialog is open")
+        if any(p.hovered and p.isVisible() for p in self.panels.values()):
+            return tr("held under the pointer")
+        return ""
+
+    def _show_live(self, held: str) -> None:
+        text = tr("live") if not held else tr("paused") if held == tr("paused") else held
+        if self.live_button.text() != text:
+            self.live_button.setText(text)
+
+    # -- counts: one read feeds every title and the status bar --------------------------
+
+    async def _load_counts(self) -> None:
+        if self._counts_busy or self.reader.closed:
+            return
+        self._counts_busy = True
+        try:
+            self.counts = await self.reader(view_counts, self.store)
+        except Exception as exc:  # the store is closing, or Redis is away for a moment
+            log.debug("counts read failed: %r", exc)
+            return
+        finally:
+            self._counts_busy = False
+        self._update_titles()
+        if self.stats is not None:
+            self._show_status(self.stats)
+
     def _poll(self) -> None:
         if self._closing:
             return
+        self._spawn(self._load_counts())
         now = time.monotonic()
         if now >= self._fleet_next:  # each second on screen, else every 5 s (tab counts)
             on_screen = self.current_key() in ("in_flight", "workers")
             self._fleet_next = now + (1.0 if on_screen else 5.0)
             self._spawn(self._load_fleet())
+        if now >= self._notify_next:  # #19
+            self._notify_next = now + 10.0
+            self._spawn(self.notify_status.refresh())
         if self.ctx.host is None:
             self.models["workers"].tick()
             return
@@ -258,10 +332,13 @@ class RefreshMixin(_Base):
         self.dashboard.set_history(rows)
 
     def _show_status(self, s: EngineStatistics) -> None:
-        waiting = self.models["tickets"].rowCount()
+        # The same numbers as the views' titles: the poll's one counts read.
+        c = self.counts
+        queued = c.get("pending", s.queued)
+        waiting = c.get("tickets", self.models["tickets"].rowCount())
         self.status_counts.setText(tr(
             "queued %1 · running %2/%3 · tickets %4 · done/min %5 · failed/min %6 · "
-            "oldest wait %7", f"{s.queued:,}", s.running, s.slots, waiting, s.done_per_min,
+            "oldest wait %7", f"{queued:,}", s.running, s.slots, waiting, s.done_per_min,
             s.failed_per_min, C.fmt_duration(s.oldest_wait_s)))
         open_b = [names.breaker(b.name) for b in s.breakers
                   if b.state.value != "closed" and not (b.name == "*pool*" and b.manual)]

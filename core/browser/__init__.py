@@ -10,7 +10,6 @@ from .discovery import (
     discover,
     doctor,
     launch_args,
-    register_cli,
 )
 from .playwright import PlaywrightLauncher
 from .pool import BrowserPool, PoolStats, TaskContext
@@ -31,5 +30,4 @@ __all__ = [
     "discover",
     "doctor",
     "launch_args",
-    "register_cli",
 ]

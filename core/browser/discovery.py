@@ -15,7 +15,6 @@ Nothing here launches a browser: existence is checked on disk and the version is
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -431,31 +430,7 @@ def launch_args(settings: BrowserSettings, *, as_root: bool) -> list[str]:
     return args
 
 
-def _cmd_doctor(args: argparse.Namespace) -> int:
-    from ..config import load_settings
-
-    settings = load_settings(getattr(args, "config", None))
-    report = doctor(settings.browser)
-    if getattr(args, "json", False):
-        print(json.dumps(report.to_json(), indent=2))
-    else:
-        print(report.to_text())
-    return 0 if report.ok else 1
-
-
-def register_cli(subparsers: Any) -> None:
-    """Add ``doctor`` to a CLI's ``add_subparsers()`` object.
-
-    The handler is stored as ``func`` (``args.func(args) -> int``).
-    """
-    p = subparsers.add_parser(
-        "doctor", help="check which browser ShopFleet can drive, and what to fix if none",
-        description="Look for a browser to drive and say what was found or why none works.")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.set_defaults(func=_cmd_doctor)
-
-
 __all__: Sequence[str] = (
     "BrowserChoice", "DoctorReport", "Finding", "discover", "doctor", "launch_args",
-    "read_version", "register_cli", "running_as_root",
+    "read_version", "running_as_root",
 )

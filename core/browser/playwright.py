@@ -46,15 +46,41 @@ def _kill_tree(pid: int, created: float | None, timeout_s: float) -> None:
     psutil.wait_procs(procs, timeout=timeout_s)
 
 
+def _kill_profile_users(path: str, timeout_s: float) -> None:
+    """Kill every process still running with ``--user-data-dir=path`` (blocking).
+
+    Chromium passes its profile folder to every helper it starts. When the main process was
+    killed from outside, the helpers are orphans that ``_kill_tree`` cannot reach through the
+    process tree; they are found by that argument instead, so that nothing writes into the
+    folder once it is removed (waiting for them to exit on their own depends on the load).
+    """
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover - psutil is a dependency
+        return
+    flag = f"--user-data-dir={path}"
+    users = []
+    for p in psutil.process_iter(["cmdline"]):
+        with contextlib.suppress(psutil.Error, TypeError):
+            if flag in (p.info.get("cmdline") or ()):
+                users.append(p)
+    for p in users:
+        with contextlib.suppress(psutil.Error):
+            p.kill()
+    if users:
+        psutil.wait_procs(users, timeout=timeout_s)
+
+
 def _remove_dir(path: str, timeout_s: float) -> None:
     """Remove a killed browser's profile folder (blocking; run it in a thread).
 
-    When the browser's main process was killed from outside, its helpers are orphans that
-    ``_kill_tree`` cannot find; they exit within moments but may write into the folder
-    meanwhile. Try again until it stays gone or ``timeout_s`` passes.
+    Orphaned helpers of a browser killed from outside are killed first (they carry the folder
+    on their command line); the removal is then repeated until the folder stays gone, with
+    ``timeout_s`` only as a backstop.
     """
     deadline = time.monotonic() + max(0.5, timeout_s)
     while True:
+        _kill_profile_users(path, timeout_s)
         shutil.rmtree(path, ignore_errors=True)
         if not os.path.exists(path) or time.monotonic() > deadline:
             return

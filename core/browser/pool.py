@@ -38,6 +38,10 @@ The pieces around the pool live beside it: the protocols a browser library must 
 shops' saved sessions (:mod:`.sessions`). What remains here, a little over 600 lines, is one
 thing: :class:`BrowserPool`'s bookkeeping of browsers, contexts and spares, whose methods share
 one lock-free state machine and read best together.
+
+Why one module over 600 lines: what is left here is one class's bookkeeping (slots, warm
+browsers, spares, retirement, crash handling) whose parts share its locks and counters;
+protocols, launching/killing and sessions are in their own modules.
 """
 
 

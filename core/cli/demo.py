@@ -19,7 +19,7 @@ from .context import Cli
 def cmd_demo(args: argparse.Namespace, cli: Cli) -> int:
     entry = None if args.headless else console.gui_entry("demo")
     if entry is not None and console.has_display():
-        return entry(["--tasks", str(args.tasks)])
+        return entry(["--tasks", str(args.tasks), *(["--keep"] if args.keep else [])])
     if not args.headless:
         why = "no display" if entry is not None else "the console is not installed"
         print(f"({why}: running the headless demo; 'shopfleet console' needs a desktop)\n")

@@ -16,11 +16,18 @@ from . import (
     demo,
     doctor,
     migrate,
+    notify,
     queue,
+    record,
+    results,
     run_flow,
+    schedules,
     schema,
+    search,
     selftest,
+    shop_import,
     shops,
+    takeover,
     tickets,
     worker,
 )
@@ -30,16 +37,23 @@ Registration = Callable[[Any, argparse.ArgumentParser], None]
 
 GROUPS: tuple[Registration, ...] = (
     queue.register,      # submit, status, tasks, task, bump, cancel, preempt
-    shops.register,      # shops, shop add|set|set-password|pause|resume
+    shops.register,      # shops, shop add|set|set-password|pause|resume|tag|untag
+    shop_import.register,  # shop import (#15): after shops, whose group it joins
     tickets.register,    # tickets, ticket, answer, quarantine, release, kb, rules
     worker.register,     # worker, workers
     demo.register,       # demo, demo-site
     console.register,    # console
     run_flow.register,   # run-flow
+    record.register,     # record (#21)
+    takeover.register,   # takeover (#15)
     schema.register,     # schema
     doctor.register,     # doctor
     selftest.register,   # self-test
     migrate.register,    # migrate
+    schedules.register,  # schedule add|list|show|pause|resume|delete|run-now (#18)
+    results.register,    # results (#19)
+    notify.register,     # notify add|list|test|remove (#19)
+    search.register,     # search (#19)
 )
 """Every command group, in the order ``shopfleet --help`` lists them."""
 

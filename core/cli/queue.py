@@ -34,7 +34,11 @@ def cmd_submit(args: argparse.Namespace, cli: Cli) -> int:
     except UnicodeDecodeError as exc:
         raise InvalidInput("FILE", f"{args.file} is not UTF-8 text (byte 0x{data[exc.start]:02x} "
                            f"at offset {exc.start}); nothing was submitted") from None
-    specs = parse_specs(text, max_bytes=cli.settings.queue.max_task_bytes)
+    shops = None
+    if args.shops is not None:  # #18: templates for every shop a selector picks
+        from .shops import picked_shops
+        shops = [s.name for s in picked_shops(cli, args.shops)]
+    specs = parse_specs(text, max_bytes=cli.settings.queue.max_task_bytes, shops=shops)
     ids = cli.store.submit_many(specs)
     if cli.json:
         cli.out({"ids": ids})
@@ -88,12 +92,27 @@ def _status_extra(cli: Cli) -> dict[str, Any]:
 
 def _task_line(t: TaskRecord) -> str:
     mark = "!" if t.hard_aged else " "
-    return (f"{t.id:>7} {t.state.value:<13} {t.score:>8.3f}{mark} {t.type:<16} {t.shop:<12} "
+    line = (f"{t.id:>7} {t.state.value:<13} {t.score:>8.3f}{mark} {t.type:<16} {t.shop:<12} "
             f"att {t.attempts}/{t.max_attempts}  {t.state_reason}")
+    if t.state is TaskState.SCHEDULED:  # #18: when it joins the queue
+        line += f"  (joins the queue {when(t.not_before)})"
+    return line
 
 
 def cmd_tasks(args: argparse.Namespace, cli: Cli) -> int:
-    rows = cli.store.tasks(state=args.state, shop=args.shop, limit=args.limit)
+    if args.shops is not None:  # #18: the tasks of every shop a selector picks
+        if args.shop is not None:
+            raise InvalidInput("--shops", "give --shop or --shops, not both")
+        from .shops import picked_shops
+        rows = []
+        for shop in picked_shops(cli, args.shops):
+            rows += cli.store.tasks(state=args.state, shop=shop.name, limit=args.limit)
+        best_first = args.state == "queued"
+        rows.sort(key=(lambda t: (-t.hard_aged, -t.score, t.id)) if best_first
+                  else (lambda t: -t.id))
+        rows = rows[:args.limit]
+    else:
+        rows = cli.store.tasks(state=args.state, shop=args.shop, limit=args.limit)
     if cli.json:
         cli.out([t.to_json() for t in rows])
         return 0
@@ -114,6 +133,8 @@ def cmd_task(args: argparse.Namespace, cli: Cli) -> int:
         return 0
     print(_task_line(t))
     print(f"  created {when(t.created_at)}  deadline {when(t.deadline)}  flow {t.flow}")
+    if t.state is TaskState.SCHEDULED:
+        print(f"  scheduled: joins the queue at {when(t.not_before)}")
     if t.results:
         print(f"  results {json.dumps(t.results, ensure_ascii=False)[:500]}")
     if t.last_error:
@@ -166,6 +187,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                        help="submit tasks from a JSON object, array or JSON Lines file")
     p.add_argument("file", metavar="FILE|-", help="task file, or - for standard input")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--shops", metavar="SELECTOR",
+                   help="the file holds templates without shop: submit each to every shop "
+                        "the selector picks (platform:pdd, tag:north, pdd-*)")
     p.set_defaults(handler=cmd_submit)
 
     p = sub.add_parser("status", parents=[common],
@@ -176,6 +200,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("tasks", parents=[common], help="list tasks (queued ones best first)")
     p.add_argument("--state", choices=[s.value for s in TaskState])
     p.add_argument("--shop")
+    p.add_argument("--shops", metavar="SELECTOR", help="the tasks of the shops it picks")
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=cmd_tasks, readonly=True)

@@ -2,7 +2,8 @@
 
 The tool an operator uses to write and debug a flow: no queue, one browser, every step printed
 as it goes, the extracted results at the end, and on failure the error and where its evidence
-(screenshot, redacted DOM, console log, step log) was saved — exit code 1.
+(screenshot, redacted DOM, console log, step log) was saved — exit code 1. The running itself
+is :func:`core.workbench.run_flow_once`, which the console's flow editor runs too.
 """
 
 from __future__ import annotations
@@ -11,14 +12,11 @@ import argparse
 import asyncio
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput, SpecError, TaskError
+from ..errors import InvalidInput, TaskError
 from .context import Cli
-
-DEMO_RULE = "MAP *.shopfleet.test 127.0.0.1"
 
 
 def parse_params(pairs: list[str]) -> dict[str, Any]:
@@ -46,45 +44,23 @@ def cmd_run_flow(args: argparse.Namespace, cli: Cli) -> int:
     else:
         flow = FlowRegistry.load([Path(d) for d in settings.flows.dirs]).get(args.flow)
     params = parse_params(args.param or [])
-    shop = cli.store.shop(args.shop)
-    if shop.domain.endswith(".shopfleet.test") and not settings.browser.host_resolver_rules:
-        settings = settings.with_changes(browser={"host_resolver_rules": DEMO_RULE})
-    if args.headed:
-        settings = settings.with_changes(browser={"headless": False})
-    settings = settings.with_changes(pool={"max_browsers": 1, "warm": 0})
-    return asyncio.run(_run(cli, settings, flow, params, args.shop))
+    return asyncio.run(_run(cli, settings, flow, params, args.shop, headed=args.headed))
 
 
-async def _run(cli: Cli, settings: Any, flow: Any, params: dict[str, Any], shop_name: str) -> int:
-    from ..browser import BrowserPool, SessionStore
-    from ..engine.gates import RateGates
-    from ..flows import Checkpoint, StepEvent, check_flow, default_asset_dirs, run_flow
-    from ..paths import data_dir
-    from ..profile_store import load_context_options
-    from ..secrets import decrypt_password, open_vault_for
-    from ..store import domain_of
-    from ..validation import shop_info
+async def _run(cli: Cli, settings: Any, flow: Any, params: dict[str, Any], shop_name: str, *,
+               headed: bool) -> int:
+    from ..flows import StepEvent
+    from ..workbench import run_flow_once
 
-    home = data_dir()
-    store = cli.store
-    vault = await asyncio.to_thread(open_vault_for, store, home)
-    rec = await asyncio.to_thread(store.shop, shop_name)
-    token = await asyncio.to_thread(store.shop_password_enc, shop_name)
-    shop = shop_info(settings, rec, decrypt_password(token, vault=vault))
-    # The shop's profile (proxy, locale, time zone, …) as every task of it gets it.
-    options = await asyncio.to_thread(load_context_options, store, shop_name, settings, vault)
-    assets = default_asset_dirs(settings.assets.dirs)
-    try:
-        check_flow(flow, params=params, shop_fields=shop.fields(), asset_dirs=assets,
-                   shop=shop.placeholder_values(), origins=shop.policy())
-    except SpecError as exc:
-        raise SpecError(exc.field, exc.reason) from None
-    gates = RateGates(settings.gates)
-    evidence = home / "evidence" / "run-flow" / time.strftime("%Y%m%d-%H%M%S")
     out = sys.stdout
-    out.write(f"running flow {flow.name!r} ({len(flow.steps)} steps) for shop {rec.name}\n")
+    started = False
 
     def on_step(ev: StepEvent) -> None:
+        nonlocal started
+        if not started:  # the flow passed its checks and the browser is open
+            started = True
+            out.write(f"running flow {flow.name!r} ({len(flow.steps)} steps) for shop "
+                      f"{shop_name}\n")
         if ev.index is None:
             if ev.status == "failed":
                 out.write(f"  start page: failed: {ev.error}\n")
@@ -97,33 +73,16 @@ async def _run(cli: Cli, settings: Any, flow: Any, params: dict[str, Any], shop_
         out.write(f"  {ev.index + 1:>2}. {label:<32} {ev.status}{extra}{err}\n")
         out.flush()
 
-    async def save(cp: Checkpoint) -> None:
-        return None  # a one-off run keeps no checkpoint
-
-    async def gate(url: str) -> None:
-        try:
-            await gates.acquire(domain_of(url))
-        except InvalidInput:
-            await gates.global_bucket.acquire()
-
-    pool = BrowserPool(settings.pool, settings.browser,
-                       sessions=SessionStore(home / "sessions", vault))
-    async with pool:
-        try:
-            async with pool.task_context(rec.name, options) as tc:
-                result = await run_flow(
-                    tc.page, flow, params=params, shop=shop, checkpoint=None,
-                    save_checkpoint=save, evidence_dir=evidence,
-                    step_timeout_s=settings.pool.step_timeout_s, before_network=gate,
-                    on_step=on_step, asset_dirs=assets,
-                    route_foreign_documents=settings.security.route_foreign_documents)
-        except TaskError as exc:
-            out.write(f"FAILED ({exc.error_class}): {exc}\n")
-            for name, p in sorted(exc.evidence.items()):
-                out.write(f"  evidence {name}: {p}\n")
-            return 1
+    try:
+        results = await run_flow_once(settings, cli.store, flow, params, shop_name,
+                                      headed=headed, on_step=on_step)
+    except TaskError as exc:
+        out.write(f"FAILED ({exc.error_class}): {exc}\n")
+        for name, p in sorted(exc.evidence.items()):
+            out.write(f"  evidence {name}: {p}\n")
+        return 1
     out.write("done; results:\n")
-    out.write(json.dumps(result.results, ensure_ascii=False, indent=2) + "\n")
+    out.write(json.dumps(results, ensure_ascii=False, indent=2) + "\n")
     return 0
 
 

@@ -1,4 +1,7 @@
-"""Shop commands: ``shops`` and ``shop add|set|set-password|pause|resume``."""
+"""Shop commands: ``shops`` and ``shop add|set|set-password|pause|resume|tag|untag``.
+
+#18: ``shops --shops SELECTOR`` lists the shops a selector picks; ``shop pause|resume``
+take a NAME or ``--shops SELECTOR`` (see :mod:`core.selectors`)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,9 @@ from typing import Any
 from ..errors import InvalidInput
 from ..origins import normalise_origins
 from ..profile_store import save_profile
-from ..profiles import ProfileInput, ShopProfile, parse_profile_fields, shop_json
+from ..profiles import ProfileInput, ShopProfile, exit_warnings, parse_profile_fields, shop_json
+from ..selectors import normalize_tags, select_shops
+from ..store import ShopRecord
 from . import shop_check
 from .context import Cli
 
@@ -41,8 +46,17 @@ def _add_profile_options(p: argparse.ArgumentParser) -> None:
                    help="an extra request header (repeatable; replaces the list)")
 
 
-def cmd_shops(args: argparse.Namespace, cli: Cli) -> int:
+def picked_shops(cli: Cli, selector: str | None) -> list[ShopRecord]:
+    """The shops ``--shops SELECTOR`` picks (all when ``None``); a selector that is bad or
+    picks nothing is bad input naming ``--shops``."""
     shops = cli.store.shops()
+    if selector is None:
+        return shops
+    return select_shops(selector, shops, field="--shops")
+
+
+def cmd_shops(args: argparse.Namespace, cli: Cli) -> int:
+    shops = picked_shops(cli, args.shops)
     if cli.json:
         cli.out([shop_json(s) for s in shops])
         return 0
@@ -52,11 +66,10 @@ def cmd_shops(args: argparse.Namespace, cli: Cli) -> int:
         flags = " paused" if s.paused else ""
         login = f"user {s.username}" if s.username else "no login"
         pw = ", password set" if s.has_password else ""
-        print(f"{s.name:<16} {s.platform:<8} {s.base_url}  ({login}{pw}){flags}")
+        tags = f"  tags: {' '.join(s.tags)}" if s.tags else ""
+        print(f"{s.name:<16} {s.platform:<8} {s.base_url}  ({login}{pw}){flags}{tags}")
         if not s.profile.is_empty:
             print(f"{'':<16} profile: {_profile_line(s)}")
-    from ..profiles import exit_warnings
-
     for line in exit_warnings(shops):
         print(f"warning: {line}", file=sys.stderr)
     return 0
@@ -125,8 +138,28 @@ def cmd_shop_set(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def cmd_shop_pause(args: argparse.Namespace, cli: Cli) -> int:
-    shop = cli.store.set_shop_paused(args.name, args.cmd == "pause")
-    print(f"shop {shop.name} {'paused' if shop.paused else 'resumed'}")
+    if (args.name is None) == (args.shops is None):
+        raise InvalidInput("NAME", "give a shop's name or --shops SELECTOR (not both)")
+    names = [args.name] if args.name is not None else [
+        s.name for s in picked_shops(cli, args.shops)]
+    for name in names:
+        shop = cli.store.set_shop_paused(name, args.cmd == "pause")
+        print(f"shop {shop.name} {'paused' if shop.paused else 'resumed'}")
+    return 0
+
+
+def cmd_shop_tag(args: argparse.Namespace, cli: Cli) -> int:
+    """``shop tag NAME TAG…`` / ``shop untag NAME TAG…`` (tags are checked before the store
+    is touched: a bad one names ``TAG``, nothing written)."""
+    normalize_tags(args.tags, field="TAG")
+    if args.cmd == "tag":
+        shop = cli.store.retag_shop(args.name, add=args.tags)
+    else:
+        shop = cli.store.retag_shop(args.name, remove=args.tags)
+    if cli.json:
+        cli.out(shop_json(shop))
+    else:
+        print(f"shop {shop.name} tags: {' '.join(shop.tags) or '(none)'}")
     return 0
 
 
@@ -154,6 +187,8 @@ def cmd_shop_set_password(args: argparse.Namespace, cli: Cli) -> int:
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("shops", parents=[common], help="list shops")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--shops", metavar="SELECTOR",
+                   help="only the shops a selector picks (platform:pdd, tag:north, pdd-*)")
     p.set_defaults(handler=cmd_shops, readonly=True)
 
     shop = sub.add_parser("shop", parents=[common], help="add or change a shop")
@@ -185,5 +220,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     shop_check.register_action(shop_sub, common)  # --- #17 shop profiles: shop check
     for verb in ("pause", "resume"):
         p = shop_sub.add_parser(verb, parents=[common], help=f"{verb} a shop's tasks")
-        p.add_argument("name")
+        p.add_argument("name", nargs="?")
+        p.add_argument("--shops", metavar="SELECTOR", help="every shop a selector picks")
         p.set_defaults(handler=cmd_shop_pause)
+    for verb, what in (("tag", "add tags to a shop"), ("untag", "remove tags from a shop")):
+        p = shop_sub.add_parser(verb, parents=[common], help=what)
+        p.add_argument("name")
+        p.add_argument("tags", nargs="+", metavar="TAG")
+        p.add_argument("--json", action="store_true", help="print JSON")
+        p.set_defaults(handler=cmd_shop_tag)

@@ -10,8 +10,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..errors import InvalidInput
 from ..store.base import TicketStore
-from ..tickets import Answer, RuleAction, Ticket
+from ..tickets import (
+    Answer,
+    RuleAction,
+    Signature,
+    Ticket,
+    check_write_safety,
+    describe_rule,
+    normalise_error,
+    parse_answer,
+)
 from .context import Cli
 from .times import ago, when
 
@@ -78,12 +88,23 @@ def cmd_ticket(args: argparse.Namespace, cli: Cli) -> int:
 
 
 def cmd_answer(args: argparse.Namespace, cli: Cli) -> int:
-    t = _book(cli).answer(args.id, args.action, note=args.note or "", make_rule=args.rule,
-                          rule_delay_s=args.rule_delay_s)
+    book = _book(cli)
+    act, rule_act = parse_answer(args.action, args.rule)
+    before = book.ticket(args.id)
+    check_write_safety(before.kind, act, confirm_resend=args.confirm_resend)
+    if args.rule_delay_s < 0 or args.rule_delay_s != args.rule_delay_s:
+        raise InvalidInput("--rule-delay-s", "must be a number of seconds of at least 0")
+    words = ""
+    if rule_act is not None:
+        sig = Signature(before.platform, before.task_type, before.step_name,
+                        before.error_class, normalise_error(before.error))
+        words = describe_rule(rule_act, args.rule_delay_s, sig)
+    t = book.answer(args.id, act, note=args.note or "", make_rule=rule_act,
+                    rule_delay_s=args.rule_delay_s)
     if cli.json:
         cli.out(t.to_json())
     else:
-        extra = f"; rule made: {args.rule}" if args.rule else ""
+        extra = f"\nrule made: {words}" if words else ""
         print(f"ticket {t.id} answered {args.action}: task {t.task_id} is "
               f"{cli.store.task(t.task_id).state.value}{extra}")
     return 0
@@ -171,6 +192,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                    help="also make a rule that resolves this failure on its own next time")
     p.add_argument("--rule-delay-s", type=float, default=600.0,
                    help="for --rule retry_later: how long to wait (default 600)")
+    p.add_argument("--confirm-resend", action="store_true",
+                   help="for a write of unknown outcome: yes, run the write again with retry "
+                        "or resume (it may have gone through already)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_answer)
 

@@ -8,7 +8,7 @@ import asyncio
 import sys
 from typing import Any
 
-from ..build import build_engine
+from ..build import build_engine, open_notifier
 from ..config import is_loopback
 from ..engine.control import Executor, NoopExecutor
 from ..errors import ConfigError, InvalidInput
@@ -17,6 +17,16 @@ from ..worker import ExecLog, run_worker
 from .args import port_number
 from .context import Cli
 from .times import ago
+
+
+def _seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= v <= 86400 or v != v:
+        raise argparse.ArgumentTypeError("must be between 0 and 86400 seconds")
+    return v
 
 
 def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
@@ -37,14 +47,22 @@ def cmd_worker(args: argparse.Namespace, cli: Cli) -> int:
     elif log_to:
         raise InvalidInput("--exec-log", "only with --executor noop")
     engine = build_engine(settings, store, slots=args.slots, executor=executor, owner=owner)
+    notifier = open_notifier(settings, store)  # #19: alerts, off the engine's loop
+    notifier.attach(engine.bus)
+    notifier.start()
+    cli.closers.append(notifier.stop)  # after the engine, before the store closes
     said = store.durability_warning()
     if said:
         print(f"warning: {said}", file=sys.stderr, flush=True)
     print(f"worker {engine.owner}: {engine.slots} slots on {store.url}"
           f"{' (until idle)' if args.until_idle else ''}; Ctrl-C stops gracefully", flush=True)
+    reach = args.max_wait
+    if reach is None:  # the longest a held-back task can be kept waiting by the settings
+        reach = max(settings.breakers.backoff_max_s, settings.queue.retry_backoff_max_s,
+                    60.0) + 5.0
     return asyncio.run(run_worker(engine, until_idle=args.until_idle, quiet=args.quiet,
                                   metrics=(settings.metrics.host, port) if port else None,
-                                  metrics_token=settings.metrics.token))
+                                  metrics_token=settings.metrics.token, reach_s=reach))
 
 
 def cmd_workers(args: argparse.Namespace, cli: Cli) -> int:
@@ -76,7 +94,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("worker", parents=[common],
                        help="run the engine without a window (Ctrl-C stops gracefully)")
     p.add_argument("--until-idle", action="store_true",
-                   help="stop when nothing is running and nothing can be claimed")
+                   help="stop when nothing is running and nothing can be claimed; work that "
+                        "is only held back (gates, breakers, back-off) is waited for; with "
+                        "work left it says what and why and exits 3")
+    p.add_argument("--max-wait", type=_seconds, metavar="SECONDS",
+                   help="with --until-idle: wait for held-back work due within this long "
+                        "(default: the longest breaker or retry back-off, plus 5 s)")
     p.add_argument("--slots", type=int, help="tasks at once (default: the pool's capacity)")
     p.add_argument("--executor", choices=["browser", "noop"], default="browser",
                    help="noop: finish each task without a browser (fleet tests, benchmarks)")

@@ -28,7 +28,8 @@ from ._catalog import (
 )
 from ._cli import main, register_cli
 from ._pages import demo_login_steps
-from ._site import FAULTS, DemoSite, host_resolver_rules
+from ._site import DemoSite
+from ._state import FAULTS, host_resolver_rules
 
 
 def assets_dir() -> Path:

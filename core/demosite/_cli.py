@@ -8,7 +8,8 @@ import time
 from typing import Any, TextIO
 
 from ._catalog import PLATFORM_HOSTS
-from ._site import DemoSite, host_resolver_rules
+from ._site import DemoSite
+from ._state import host_resolver_rules
 
 DEFAULT_PORT = 8765
 

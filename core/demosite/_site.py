@@ -2,178 +2,39 @@
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import itertools
 import json
-import secrets
+import socket
 import threading
-from collections import deque
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from http import HTTPStatus
-from http.cookies import CookieError, SimpleCookie
+from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import InvalidInput
 from . import _pages as pages
 from ._catalog import (
-    CATEGORIES,
-    MAX_ITEM_ID,
     PLATFORM_HOSTS,
     DemoShop,
-    all_shop_names,
-    campaign,
-    demo_password,
-    message,
     shop_names,
-    stats_rows,
 )
-from ._forms import FormData, parse_form
+from ._routes import _fault_response, _index_lines, _route, _shop_in, _shops
+from ._state import (
+    _LOCAL_SUFFIXES,
+    _MAX_BODY,
+    _check_fault,
+    _html,
+    _install_fault,
+    _json,
+    _reset,
+    _Response,
+    _State,
+)
 
-FAULTS: tuple[str, ...] = ("slow", "error_5xx", "rate_limit", "layout_changed", "crash",
-                           "captcha")
-"""The fault switches :meth:`DemoSite.set_fault` knows."""
-
-# Modifiers change how a page is served; at most one terminal fault replaces the page.
-_MODIFIERS = frozenset({"slow", "layout_changed"})
-_OPTIONS: dict[str, dict[str, Any]] = {
-    "slow": {"delay_ms": 2000},
-    "error_5xx": {"status": 503, "retry_after": None, "after_write": False},
-    "rate_limit": {"status": 429, "retry_after": 5},
-    "layout_changed": {},
-    "crash": {"after_write": False},
-    "captcha": {},
-}
-_MAX_BODY = 20 * 1024 * 1024
-_REQUEST_LOG = 100_000
-_LOCAL_SUFFIXES = (".shopfleet.test", ".localhost")
 _CONNECTIONS = itertools.count(1)
-
-
-def host_resolver_rules() -> str:
-    """The Chromium ``--host-resolver-rules`` value that sends every demo host to loopback."""
-    return "MAP *.shopfleet.test 127.0.0.1"
-
-
-@dataclass
-class _Fault:
-    name: str
-    platform: str | None
-    options: dict[str, Any]
-    remaining: int | None
-
-    def describe(self) -> dict[str, Any]:
-        return {"fault": self.name, "platform": self.platform, "times_left": self.remaining,
-                **self.options}
-
-
-def _check_fault(fault: str, platform: str | None, options: dict[str, Any]) -> _Fault:
-    if fault not in _OPTIONS:
-        raise InvalidInput("fault", f"unknown fault {fault!r}; one of {', '.join(FAULTS)}")
-    if platform is not None and platform not in PLATFORM_HOSTS:
-        raise InvalidInput("platform",
-                           f"unknown platform {platform!r}; one of {', '.join(PLATFORM_HOSTS)}")
-    opts = dict(options)
-    times = opts.pop("times", None)
-    if times is not None and (not isinstance(times, int) or isinstance(times, bool) or times < 1):
-        raise InvalidInput("times", "must be a whole number of at least 1")
-    allowed = _OPTIONS[fault]
-    unknown = set(opts) - set(allowed)
-    if unknown:
-        known = ", ".join(["times", *allowed]) or "times"
-        raise InvalidInput(sorted(unknown)[0], f"not an option of {fault!r} (options: {known})")
-    merged = {**allowed, **opts}
-    for key in ("delay_ms", "retry_after", "status"):
-        value = merged.get(key)
-        if key in merged and value is not None and (
-                not isinstance(value, int) or isinstance(value, bool) or value < 0):
-            raise InvalidInput(key, "must be a whole number of at least 0")
-    if fault == "error_5xx" and not 500 <= merged["status"] <= 599:
-        raise InvalidInput("status", "error_5xx needs a status from 500 to 599")
-    if fault == "rate_limit" and merged["status"] not in (429, 503):
-        raise InvalidInput("status", "rate_limit answers 429 or 503")
-    if "after_write" in merged and not isinstance(merged["after_write"], bool):
-        raise InvalidInput("after_write", "must be true or false")
-    return _Fault(fault, platform, merged, times)
-
-
-@dataclass
-class _Response:
-    status: int = 200
-    body: bytes = b""
-    content_type: str = "text/html; charset=utf-8"
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    wrote: bool = False
-    """The request changed something (a record was written)."""
-
-
-def _html(text: str, status: int = 200) -> _Response:
-    return _Response(status, text.encode())
-
-
-def _redirect(location: str, status: int = 303) -> _Response:
-    return _Response(status, b"", headers=[("Location", location)])
-
-
-def _json(data: object, status: int = 200) -> _Response:
-    return _Response(status, json.dumps(data).encode(), "application/json")
-
-
-class _State:
-    """Everything the handlers share, behind one lock."""
-
-    def __init__(self, clock: Clock) -> None:
-        self.clock = clock
-        self.lock = threading.Lock()
-        self.started_at = clock.now()
-        self.port = 0
-        self.records: list[dict[str, Any]] = []
-        self.logins: list[dict[str, Any]] = []
-        self.requests: deque[dict[str, Any]] = deque(maxlen=_REQUEST_LOG)
-        self.sessions: dict[str, str] = {}
-        self.faults: dict[tuple[str, str | None], _Fault] = {}
-        self.seq = 0
-        self.stop = threading.Event()
-
-    def record(self, kind: str, platform: str, shop: str, **data: Any) -> dict[str, Any]:
-        with self.lock:
-            self.seq += 1
-            rec = {"kind": kind, "shop": shop, "platform": platform, **data,
-                   "at": self.clock.now(), "seq": self.seq}
-            self.records.append(rec)
-            return dict(rec)
-
-    def select(self, *, kind: str | None = None, shop: str | None = None) -> list[dict[str, Any]]:
-        with self.lock:
-            return [dict(r) for r in self.records
-                    if (kind is None or r["kind"] == kind) and (shop is None or r["shop"] == shop)]
-
-    def take_faults(self, platform: str, *, after_write: bool) -> tuple[list[_Fault],
-                                                                         _Fault | None]:
-        """The faults this request meets; each one met uses up one of its ``times``."""
-        modifiers: list[_Fault] = []
-        terminal: _Fault | None = None
-        with self.lock:
-            for key, f in list(self.faults.items()):
-                if f.platform not in (None, platform):
-                    continue
-                if bool(f.options.get("after_write", False)) != after_write:
-                    continue
-                if f.name in _MODIFIERS:
-                    modifiers.append(f)
-                elif terminal is None:
-                    terminal = f
-                else:
-                    continue
-                if f.remaining is not None:
-                    f.remaining -= 1
-                    if f.remaining <= 0:
-                        del self.faults[key]
-        return modifiers, terminal
 
 
 class _Server(ThreadingHTTPServer):
@@ -273,6 +134,15 @@ class _Handler(BaseHTTPRequestHandler):
             st.stop.wait(delay / 1000)
             fault_name = "slow"
         shop = _shop_in(path)
+        if terminal is not None and terminal.name == "network_down":
+            with st.lock:
+                st.requests.append({"at": st.clock.now(), "method": method,
+                                    "platform": platform, "host": host, "path": target,
+                                    "status": 0, "fault": "network_down", **seen})
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
         if terminal is not None:
             resp = _fault_response(terminal, platform, shop)
             fault_name = terminal.name
@@ -346,269 +216,6 @@ class _Handler(BaseHTTPRequestHandler):
         return _json({"error": f"no control endpoint {method} {path}"}, 404)
 
 
-def _install_fault(st: _State, fault: _Fault) -> None:
-    with st.lock:
-        st.faults.pop((fault.name, fault.platform), None)  # re-setting moves it to the end
-        st.faults[(fault.name, fault.platform)] = fault
-
-
-def _reset(st: _State) -> None:
-    with st.lock:
-        st.records.clear()
-        st.logins.clear()
-        st.requests.clear()
-        st.sessions.clear()
-        st.faults.clear()
-
-
-def _shops(port: int) -> list[DemoShop]:
-    return [DemoShop(name=s, platform=p, base_url=f"http://{PLATFORM_HOSTS[p]}:{port}/shop/{s}",
-                     username=s, password=demo_password(s)) for p, s in all_shop_names()]
-
-
-def _index_lines(port: int) -> list[str]:
-    lines = [f"{p}: http://{h}:{port}/  (or http://{p}.localhost:{port}/)"
-             for p, h in PLATFORM_HOSTS.items()]
-    lines += [f"shop {s.name}: {s.base_url}  user {s.username} / password {s.password}"
-              for s in _shops(port)]
-    return lines
-
-
-def _shop_in(path: str) -> str | None:
-    parts = path.split("/")
-    return parts[2] if len(parts) > 2 and parts[1] == "shop" and parts[2] else None
-
-
-def _fault_response(f: _Fault, platform: str, shop: str | None) -> _Response:
-    if f.name == "captcha":
-        return _html(pages.captcha_page(platform, shop))
-    if f.name == "crash":
-        return _html(pages.crash_page(platform, shop))
-    status = int(f.options["status"])
-    retry_after = f.options.get("retry_after")
-    reason = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
-    resp = _html(pages.error_page(platform, status, reason, retry_after_s=retry_after), status)
-    if retry_after is not None:
-        resp.headers.append(("Retry-After", str(retry_after)))
-    return resp
-
-
-def _item_id(raw: str) -> int | None:
-    if not raw.isdigit():
-        return None
-    value = int(raw)
-    return value if 1 <= value <= MAX_ITEM_ID else None
-
-
-def _route(st: _State, cookie_header: str, method: str, platform: str, path: str, target: str,
-           query: dict[str, str], content_type: str, body: bytes) -> _Response:
-    parts = [p for p in path.split("/") if p]
-    if not parts:
-        return _html(pages.platform_home(platform, shop_names(platform)))
-    if parts[0] != "shop" or len(parts) < 2 or parts[1] not in shop_names(platform):
-        return _html(pages.not_found_page(platform, path), 404)
-    shop, rest = parts[1], parts[2:]
-    if not rest:
-        return _redirect(f"/shop/{shop}/messages", 302)
-    if rest == ["login"]:
-        return _login(st, method, platform, shop, query, content_type, body)
-    logged_in = _session_shop(st, cookie_header, shop)
-    if rest == ["logout"]:
-        headers = [("Set-Cookie", f"{_cookie_name(shop)}=; Path=/shop/{shop}; Max-Age=0")]
-        return _Response(303, headers=[("Location", f"/shop/{shop}/login"), *headers])
-    if not logged_in:
-        # POSTs too: a write from a lost session is sent to log in and never recorded.
-        return _redirect(pages.login_redirect(shop, target if method == "GET" else path), 302)
-    form = parse_form(content_type, body) if method == "POST" else FormData()
-    handler = _ROUTES.get((method, rest[0], len(rest)))
-    if handler is None:
-        return _html(pages.not_found_page(platform, path), 404)
-    return handler(st, platform, shop, rest, query, form)
-
-
-def _cookie_name(shop: str) -> str:
-    return f"sf_session_{shop}"
-
-
-def _session_shop(st: _State, cookie_header: str, shop: str) -> bool:
-    jar: SimpleCookie = SimpleCookie()
-    try:
-        jar.load(cookie_header)
-    except CookieError:
-        return False
-    morsel = jar.get(_cookie_name(shop))
-    if morsel is None:
-        return False
-    with st.lock:
-        return st.sessions.get(morsel.value) == shop
-
-
-def _login(st: _State, method: str, platform: str, shop: str, query: dict[str, str],
-           content_type: str, body: bytes) -> _Response:
-    form = parse_form(content_type, body) if method == "POST" else FormData()
-    next_path = form.get("next") or query.get("next", "")
-    if not next_path.startswith(f"/shop/{shop}/") or next_path.startswith(f"/shop/{shop}/login"):
-        next_path = f"/shop/{shop}/messages"  # no open redirects, no loops
-    if method != "POST":
-        return _html(pages.login_page(platform, shop, next_path, error=False))
-    ok = form.get("username") == shop and secrets.compare_digest(
-        form.get("password").encode(), demo_password(shop).encode())
-    with st.lock:
-        st.logins.append({"shop": shop, "platform": platform, "ok": ok, "at": st.clock.now()})
-        token = secrets.token_urlsafe(24)
-        if ok:
-            st.sessions[token] = shop
-    if not ok:
-        return _html(pages.login_page(platform, shop, next_path, error=True))
-    cookie = f"{_cookie_name(shop)}={token}; Path=/shop/{shop}; HttpOnly; SameSite=Lax"
-    return _Response(303, headers=[("Location", next_path), ("Set-Cookie", cookie)])
-
-
-_Route = Callable[[_State, str, str, list[str], dict[str, str], FormData], _Response]
-
-
-def _messages(st: _State, platform: str, shop: str, rest: list[str], query: dict[str, str],
-              form: FormData) -> _Response:
-    return _html(pages.messages_page(platform, shop, [message(shop, i) for i in range(1, 11)]))
-
-
-def _sent_replies(st: _State, shop: str, message_id: int) -> list[str]:
-    return [r["text"] for r in st.select(kind="reply", shop=shop)
-            if r["message_id"] == message_id]
-
-
-def _message(st: _State, platform: str, shop: str, rest: list[str], query: dict[str, str],
-             form: FormData) -> _Response:
-    mid = _item_id(rest[1])
-    if mid is None:
-        return _html(pages.not_found_page(platform, "/".join(rest)), 404)
-    msg = message(shop, mid)
-    return _html(pages.message_page(platform, shop, msg, _sent_replies(st, shop, mid),
-                                    success=query.get("sent") == "1", error=None))
-
-
-def _reply(st: _State, platform: str, shop: str, rest: list[str], query: dict[str, str],
-           form: FormData) -> _Response:
-    mid = _item_id(rest[1])
-    if mid is None:
-        return _html(pages.not_found_page(platform, "/".join(rest)), 404)
-    text = form.get("reply").strip()
-    if not text:
-        return _html(pages.message_page(platform, shop, message(shop, mid),
-                                        _sent_replies(st, shop, mid), success=False,
-                                        error="Write a reply before sending."))
-    st.record("reply", platform, shop, message_id=mid, text=text)
-    # Post/redirect/get: reloading the result page never sends the reply again.
-    resp = _redirect(f"/shop/{shop}/messages/{mid}?sent=1")
-    resp.wrote = True
-    return resp
-
-
-def _recent_uploads(st: _State, shop: str) -> list[str]:
-    return [r["title"] for r in st.select(kind="upload", shop=shop)][-10:]
-
-
-def _product_form(st: _State, platform: str, shop: str, rest: list[str], query: dict[str, str],
-                  form: FormData) -> _Response:
-    if rest[1:] != ["new"]:
-        return _html(pages.not_found_page(platform, "/".join(rest)), 404)
-    success = None
-    if "uploaded" in query:
-        success = query["uploaded"]
-    return _html(pages.product_page(platform, shop, _recent_uploads(st, shop), success=success,
-                                    error=None))
-
-
-def _upload(st: _State, platform: str, shop: str, rest: list[str], query: dict[str, str],
-            form: FormData) -> _Response:
-    if rest[1:] != ["new"]:
-        return _html(pages.not_found_page(platform, "/".join(rest)), 404)
-    title = form.get("title").strip()
-    price = form.get("price").strip()
-    category = form.get("category")
-    image = form.files.get("image")
-    error = None
-    try:
-        price_ok = float(price) > 0
-    except ValueError:
-        price_ok = False
-    if not title:
-        error = "Enter a title."
-    elif not price_ok:
-        error = "Enter a price greater than 0."
-    elif category not in CATEGORIES:
-        error = "Choose a category."
-    elif image is None or not image[1]:
-        error = "Choose an image."
-    if error is not None or image is None:
-        return _html(pages.product_page(platform, shop, _recent_uploads(st, shop), success=None,
-                                        error=error))
-    name, content = image
-    st.record("upload", platform, shop, title=title, price=price, category=category,
-              image_name=name, image_bytes=len(content),
-              image_sha256=hashlib.sha256(content).hexdigest())
-    resp = _redirect(f"/shop/{shop}/products/new?uploaded={quote(title, safe='')}")
-    resp.wrote = True
-    return resp
-
-
-def _campaigns(st: _State, platform: str, shop: str, rest: list[str], query: dict[str, str],
-               form: FormData) -> _Response:
-    return _html(pages.campaigns_page(platform, shop, [campaign(platform, i) for i in range(1, 6)]))
-
-
-def _campaign_view(st: _State, platform: str, shop: str, cid: int, *, success: bool,
-                   error: str | None) -> _Response:
-    c = campaign(platform, cid)
-    signed = any(r["campaign_id"] == cid for r in st.select(kind="campaign_signup", shop=shop))
-    deadline = st.started_at + c.deadline_h * 3600
-    return _html(pages.campaign_page(platform, shop, c, deadline, signed_up=signed,
-                                     success=success, error=error))
-
-
-def _campaign(st: _State, platform: str, shop: str, rest: list[str], query: dict[str, str],
-              form: FormData) -> _Response:
-    cid = _item_id(rest[1])
-    if cid is None:
-        return _html(pages.not_found_page(platform, "/".join(rest)), 404)
-    return _campaign_view(st, platform, shop, cid, success=query.get("signed") == "1",
-                          error=None)
-
-
-def _signup(st: _State, platform: str, shop: str, rest: list[str], query: dict[str, str],
-            form: FormData) -> _Response:
-    cid = _item_id(rest[1])
-    if cid is None:
-        return _html(pages.not_found_page(platform, "/".join(rest)), 404)
-    if form.get("agree") != "yes":
-        return _campaign_view(st, platform, shop, cid, success=False,
-                              error="Tick \u201cI agree\u201d to sign up.")
-    c = campaign(platform, cid)
-    st.record("campaign_signup", platform, shop, campaign_id=cid, title=c.title,
-              deadline=st.started_at + c.deadline_h * 3600)
-    resp = _redirect(f"/shop/{shop}/campaigns/{cid}?signed=1")
-    resp.wrote = True
-    return resp
-
-
-def _stats(st: _State, platform: str, shop: str, rest: list[str], query: dict[str, str],
-           form: FormData) -> _Response:
-    raw = query.get("page", "1")
-    page = int(raw) if raw.isdigit() else 1
-    return _html(pages.stats_page(platform, shop, page, stats_rows(shop, page)))
-
-
-_ROUTES: dict[tuple[str, str, int], _Route] = {
-    ("GET", "messages", 1): _messages,
-    ("GET", "messages", 2): _message,
-    ("POST", "messages", 2): _reply,
-    ("GET", "products", 2): _product_form,
-    ("POST", "products", 2): _upload,
-    ("GET", "campaigns", 1): _campaigns,
-    ("GET", "campaigns", 2): _campaign,
-    ("POST", "campaigns", 2): _signup,
-    ("GET", "stats", 1): _stats,
-}
 
 
 class DemoSite:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .breakers import Breakers, BreakerState, BreakerView, CircuitBreaker
 from .control import Executor, NoopExecutor, Outcome, TaskControl
-from .engine import Engine
+from .engine import Engine, Leftover
 from .gates import GateLevel, RateGates, TokenBucket
 from .statistics import EngineStatistics
 
@@ -18,6 +18,7 @@ __all__ = [
     "EngineStatistics",
     "Executor",
     "GateLevel",
+    "Leftover",
     "NoopExecutor",
     "Outcome",
     "RateGates",

@@ -9,13 +9,15 @@ from typing import Any
 from ..errors import (
     BrowserCrashed,
     LeaseLost,
+    NetworkDown,
     ProxyFailed,
     RateLimited,
+    SiteFailed,
     StoreUnavailable,
     TaskError,
     WriteOutcomeUnknown,
 )
-from ..events import GateHeld, ShopProxyChanged, TaskStateChanged, TicketOpened
+from ..events import GateChanged, GateHeld, ShopProxyChanged, TaskStateChanged, TicketOpened
 from ..store import ClaimedTask
 from ..tickets import Rule, Signature
 from .breakers import BreakerState, proxy_breaker
@@ -87,7 +89,10 @@ class TaskAttempts(BackgroundJobs):
             return
         self.completed += 1
         self._proxy_answered(task)
+        self.site_trouble.succeeded(task.domain, task.id)
         self._finished.append((self.clock.now(), True, "", task.platform))
+        if self.rate_limits.slowed:
+            self._restore_gates()
         if task.resumed:
             self._resumes.append((self.clock.now(), True))
         if self.breakers.get(task.domain).record_success(probe=probe):
@@ -156,13 +161,12 @@ class TaskAttempts(BackgroundJobs):
             return
         self._proxy_answered(task)
         now = self.clock.now()
-        retry_after = None
-        if isinstance(exc, RateLimited):
-            retry_after = exc.retry_after_s
-            self.gates.hold(task.domain, exc.retry_after_s)
-            self.bus.publish(GateHeld(now, task.domain, exc.retry_after_s))
+        if await self._site_state(task, exc, probe):
+            return
         breaker = self.breakers.get(task.domain)
-        if exc.counts_for_breaker:
+        if isinstance(exc, SiteFailed):
+            pass  # already counted by _site_state
+        elif exc.counts_for_breaker:
             if breaker.record_failure(probe=probe):
                 self._breaker_event(task.domain, f"{exc.error_class}: {exc}")
         elif probe:
@@ -206,6 +210,13 @@ class TaskAttempts(BackgroundJobs):
                     quarantine=False, evidence=exc.evidence)
             else:
                 self.rescue_budget.rescue()
+                retry_after = None
+                if d.wait_factor > 1:  # the rescue share is at its cap: wait longer
+                    q = self.settings.queue
+                    usual = min(q.retry_backoff_s * 2 ** max(0, task.attempts - 1),
+                                q.retry_backoff_max_s)
+                    retry_after = max(1.0, usual) * d.wait_factor
+                    reason = d.reason
                 st = await self.astore.fail(task.id, task.lease_owner,
                                             error_class=exc.error_class, message=str(exc),
                                             retry=True, retry_after_s=retry_after,
@@ -214,6 +225,85 @@ class TaskAttempts(BackgroundJobs):
         except LeaseLost:
             return
         self.bus.publish(TaskStateChanged(now, task.id, task.shop, state, reason))
+
+    async def _site_state(self, task: ClaimedTask, exc: TaskError, probe: bool) -> bool:
+        """Settle a failure that is the site's or the network's state, not the task's: the
+        task waits (released, its attempt not spent, no ticket). Returns False for the
+        task's own failures, which go on to the rescue chain (:func:`.rescue.decide`)."""
+        now = self.clock.now()
+        breaker = self.breakers.get(task.domain)
+        if isinstance(exc, RateLimited):
+            # A held gate, not a failure: the breaker is not told (a 429 is the site
+            # answering, alive); a domain that keeps doing it gets a slower gate.
+            if probe:
+                breaker.probe_abandoned()
+            self.gates.hold(task.domain, exc.retry_after_s)
+            self.bus.publish(GateHeld(now, task.domain, exc.retry_after_s))
+            factor = self.rate_limits.note(task.domain)
+            if factor > 1:
+                self._slow_gate(task.domain, factor)
+            wait = exc.retry_after_s
+            why = f"rate limited: waits {wait:g}s for {task.domain}'s gate (no attempt used)"
+        elif isinstance(exc, NetworkDown):
+            # The network path failed: pause claims for the domain at once; after the
+            # breaker's back-off one probe task tries the path again.
+            if breaker.record_failure(probe=True):
+                self._breaker_event(task.domain, f"{exc.error_class}: {exc}")
+            wait = self._until_probe(task.domain)
+            why = (f"network down: claims for {task.domain} paused, a probe in {wait:.0f}s "
+                   "(no attempt used)")
+        elif isinstance(exc, SiteFailed):
+            opened = breaker.record_failure(probe=probe)
+            if opened:
+                self._breaker_event(task.domain, f"{exc.error_class}: {exc}")
+            shared = self.site_trouble.note(task.domain, task.id)
+            if not (opened or shared or breaker.state is not BreakerState.CLOSED):
+                if (task.attempts < task.max_attempts
+                        or self.site_trouble.others_succeed(task.domain, task.id)):
+                    return False  # so far this task's own trouble: an attempt is spent
+                # Its last attempt, and nothing of the domain works either: the site's
+                # state until shown otherwise; the breaker opens and its probe tells.
+                if breaker.record_failure(probe=True):
+                    self._breaker_event(task.domain, f"{exc.error_class}: {exc} (nothing "
+                                        "of the domain succeeds)")
+            wait = self._until_probe(task.domain)
+            why = (f"site failing: {task.domain} is in trouble, waits {wait:.0f}s "
+                   "(no attempt used)")
+        else:
+            return False
+        self._finished.append((now, False, exc.error_class, task.platform))
+        try:
+            await self.astore.release(task.id, task.lease_owner, reason=f"{why}: {exc}"[:500],
+                                      delay_s=wait)
+        except LeaseLost:
+            return True
+        self.bus.publish(TaskStateChanged(now, task.id, task.shop, "queued", why))
+        return True
+
+    def _until_probe(self, domain: str) -> float:
+        """Seconds until the domain's breaker lets a probe through (its back-off when it
+        is closed again: a site in trouble is not hammered)."""
+        v = self.breakers.get(domain).view()
+        if v.next_probe_at is not None:
+            return max(1.0, v.next_probe_at - self.clock.now())
+        q = self.settings.queue
+        return max(1.0, q.retry_backoff_s)
+
+    def _slow_gate(self, domain: str, factor: float) -> None:
+        self.gates.slow_down(domain, factor)
+        lv = next((g for g in self.gates.levels() if g.name == domain), None)
+        rate = lv.rate_per_s if lv is not None else 0.0
+        log.warning("%s keeps rate-limiting: its gate runs at 1/%g of its rate for a while",
+                    domain, factor)
+        self.bus.publish(GateChanged(self.clock.now(), domain, rate,
+                                     lv.burst if lv is not None else 0.0))
+
+    def _restore_gates(self) -> None:
+        """Gates slowed by rate limits go back to their configured rate once quiet."""
+        for domain in self.rate_limits.recovered():
+            self.gates.slow_down(domain, 1.0)
+            log.info("%s stopped rate-limiting: its gate is back to its configured rate",
+                     domain)
 
     def _rescue_facts(self, task: ClaimedTask, sig: Signature) -> tuple[Rule | None, int]:
         return self.tickets.matching_rule(sig), self.store.crashes(task.id)

@@ -49,6 +49,8 @@ class Dispatcher(TaskAttempts):
             if loop.time() - self._last_preempt_check >= 0.1:
                 self._last_preempt_check = loop.time()
                 await self._preempt_round()
+        if self.rate_limits.slowed:
+            self._restore_gates()
         free = self.slots - len(self._running)
         if free <= 0 or self._stopping or not self.breakers.pool.allows():
             return 0

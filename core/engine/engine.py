@@ -23,6 +23,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import Refused, ShopFleetError
@@ -36,12 +37,31 @@ from ..events import (
     TaskStateChanged,
     TicketAnswered,
 )
+from ..scheduler import scheduler_job
 from ..specs import TaskSpec
+from ..tickets import check_write_safety, parse_answer
 from .breakers import PROXY_PREFIX, BreakerState
 from .dispatch import Dispatcher
 
 log = logging.getLogger(__name__)
 
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """Work left on the store when a worker stops (``run_until_idle``), and why."""
+
+    waiting: int
+    tickets: int
+    quarantined: int
+    running: int
+    reasons: tuple[str, ...]
+
+    @property
+    def empty(self) -> bool:
+        """Nothing waits, nothing waits for a person, nothing is quarantined (tasks running
+        on other workers are theirs)."""
+        return not (self.waiting or self.tickets or self.quarantined)
 
 class Engine(Dispatcher):
     """Dispatcher, gates, breakers and bookkeeping around one executor.
@@ -93,6 +113,8 @@ class Engine(Dispatcher):
         self._watch("lease-recovery", self._job_recover)
         self._watch("lease-renewal", self._job_renew)
         self._watch("metrics", self._job_metrics)
+        self._watch("scheduler", lambda: scheduler_job(  # #18: schedules fire
+            self.astore, self.clock, self.bus.publish, self._poke))
 
     async def run(self) -> None:
         """Claim and run tasks until :meth:`stop`; raises if a background job died."""
@@ -104,18 +126,99 @@ class Engine(Dispatcher):
         if self._problem is not None:
             raise ShopFleetError(f"engine stopped: a background job died: {self._problem!r}")
 
-    async def run_until_idle(self) -> None:
-        """Run until nothing is running and nothing is claimable now (deterministic tests)."""
+    async def run_until_idle(self, *, reach_s: float = 0.0) -> Leftover:
+        """Run until nothing is running and nothing is claimable now; returns what is left.
+
+        Args:
+            reach_s: also wait for work that is only held back (a task's back-off or
+                ``not_before``, an open breaker's next probe, a held gate) when it becomes
+                claimable within this many seconds; 0 stops as soon as nothing is claimable
+                (deterministic tests step the clock themselves).
+        """
         await self.start()
         while not self._stopping:
             n = await self._dispatch_guarded()
             if n is None:
                 continue
             if n == 0 and not self._running:
-                break
+                if reach_s <= 0:
+                    break
+                wait = await self._held_back_for()
+                if wait is None or wait > reach_s:
+                    break
+                await self._sleep_or_wake(wait)
+                continue
             await self._wait_for_change()
         if self._problem is not None:
             raise ShopFleetError(f"engine stopped: a background job died: {self._problem!r}")
+        return await self.leftover(reach_s=reach_s)
+
+    async def _held_back_for(self) -> float | None:
+        """Seconds until held-back work may be claimable (None: nothing waits, or nothing
+        but an operator can release it: a breaker opened by hand)."""
+        now = self.clock.now()
+        counts = await self.astore.run(self.store.counts)
+        if counts.get("queued", 0) + counts.get("suspended", 0) == 0:
+            return None
+        due = await self.astore.run(self.store.next_due)
+        cands: list[float] = []
+        if due is not None and due > now:
+            cands.append(due - now)
+        automatic = False
+        for v in self.breakers.views():
+            if v.state is BreakerState.OPEN and v.next_probe_at is not None:
+                cands.append(max(0.0, v.next_probe_at - now))
+                automatic = True
+            elif v.state is BreakerState.HALF_OPEN:
+                automatic = True
+        if due is not None and due <= now and (automatic or counts.get("running", 0)):
+            cands.append(self.poll_s)  # claimable by time, held by a probe or another worker
+        return min(cands) if cands else None
+
+    async def _sleep_or_wake(self, seconds: float) -> None:
+        assert self._wake is not None
+        self._wake.clear()
+        sleeper = asyncio.ensure_future(self.clock.sleep(max(seconds, 0.01)))
+        waker = asyncio.ensure_future(self._wake.wait())
+        await asyncio.wait([sleeper, waker], return_when=asyncio.FIRST_COMPLETED)
+        for f in (sleeper, waker):
+            f.cancel()
+
+    async def leftover(self, *, reach_s: float = 0.0) -> Leftover:
+        """What work is left on the store and why it did not run (for ``--until-idle``)."""
+        now = self.clock.now()
+        counts = await self.astore.run(self.store.counts)
+        waiting = counts.get("queued", 0) + counts.get("suspended", 0)
+        why: list[str] = []
+        if waiting:
+            due = await self.astore.run(self.store.next_due)
+            if due is not None and due > now:
+                why.append(f"{waiting} tasks wait; the next may run in {due - now:.0f}s"
+                           + (f", beyond the {reach_s:.0f}s this worker waits" if reach_s
+                              else ""))
+            else:
+                why.append(f"{waiting} tasks wait and none could be claimed now")
+        for v in self.breakers.views():
+            if v.state is BreakerState.CLOSED:
+                continue
+            if v.manual:
+                why.append(f"breaker {v.name} is open by hand (shopfleet breaker close)")
+            elif v.next_probe_at is not None:
+                why.append(f"breaker {v.name} is open; its next probe in "
+                           f"{max(0.0, v.next_probe_at - now):.0f}s")
+            else:
+                why.append(f"breaker {v.name} is {v.state.value}")
+        for lv in self.gates.levels():
+            if lv.held_until is not None and lv.held_until > now:
+                why.append(f"gate {lv.name} is held for {lv.held_until - now:.0f}s more")
+        tickets = counts.get("waiting_human", 0)
+        if tickets:
+            why.append(f"{tickets} tasks wait for a person (shopfleet tickets)")
+        quarantined = counts.get("quarantined", 0)
+        if quarantined:
+            why.append(f"{quarantined} tasks are quarantined (shopfleet quarantine)")
+        return Leftover(waiting=waiting, tickets=tickets, quarantined=quarantined,
+                        running=counts.get("running", 0), reasons=tuple(why))
 
     async def stop(self, *, grace_s: float | None = None) -> None:
         """Stop claiming; running tasks yield at their next safe step (checkpoint, release);
@@ -226,8 +329,17 @@ class Engine(Dispatcher):
 
     async def answer_ticket(self, ticket_id: int, action: str, *, note: str = "",
                             make_rule: str | None = None,
-                            rule_delay_s: float = 600.0) -> Changes:
-        """Answer a ticket (retry / resume / skip / done / cancel), optionally making a rule."""
+                            rule_delay_s: float = 600.0,
+                            confirm_resend: bool = False) -> Changes:
+        """Answer a ticket (retry / resume / skip / done / cancel), optionally making a rule.
+
+        Raises:
+            InvalidInput: ``confirm_resend``: a resend of a write of unknown outcome that was
+                not confirmed (:func:`core.tickets.check_write_safety`).
+        """
+        act, _ = parse_answer(action, make_rule)
+        ticket = await self.astore.run(self.tickets.ticket, ticket_id)
+        check_write_safety(ticket.kind, act, confirm_resend=confirm_resend)
         t = await self.astore.run(self.tickets.answer, ticket_id, action, note=note,
                                     make_rule=make_rule, rule_delay_s=rule_delay_s)
         self.bus.publish(TicketAnswered(self.clock.now(), ticket_id, t.task_id, action))

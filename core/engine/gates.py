@@ -161,6 +161,13 @@ class RateGates:
     def hold(self, domain: str, seconds: float) -> None:
         self.bucket(domain).hold(seconds)
 
+    def slow_down(self, domain: str, factor: float) -> None:
+        """Run the domain's gate at its configured rate divided by ``factor`` (1 restores it):
+        the adaptive answer to a domain that keeps rate-limiting us. Not the operator's
+        setting: nothing is persisted and :meth:`levels` shows the rate in force."""
+        spec = self._specs.get(domain, self._default)
+        self.bucket(domain).set_rate(spec.rate_per_s / max(1.0, factor), spec.burst)
+
     def set_rate(self, name: str, rate_per_s: float, burst: float) -> None:
         """Change a gate (``"*"`` for the global one) while running; persisted by the engine."""
         self.bucket(name).set_rate(rate_per_s, burst)

@@ -40,6 +40,8 @@ class EngineHost:
         self._ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._done: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._thread = threading.Thread(target=self._main, name="shopfleet-engine", daemon=True)
+        self.closers: list[Callable[[], None]] = []
+        """Run after the engine stops, before the store closes (#19: the notifier)."""
 
     @property
     def engine(self) -> Engine:
@@ -102,5 +104,10 @@ class EngineHost:
             except Exception:
                 log.exception("engine stop failed")
         self._thread.join(timeout_s)
+        for close in reversed(self.closers):
+            try:
+                close()
+            except Exception:
+                log.exception("closing %r failed", close)
         if self._engine is not None:
             self._engine.store.close()

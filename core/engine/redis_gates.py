@@ -334,6 +334,17 @@ class RedisRateGates:
         self._pending.append(("hold", domain, max(0.0, seconds), 0.0))
         self._kick()
 
+    def slow_down(self, domain: str, factor: float) -> None:
+        """Run the domain's gate, for every worker, at its configured rate divided by
+        ``factor`` (1 restores it); the configured rate itself is kept (not persisted)."""
+        spec = self._spec(domain)
+        rate = spec.rate_per_s / max(1.0, factor)
+        self.bucket(domain)
+        c = self._cache[domain]
+        c.rate, c.tokens = rate, min(c.tokens, float(spec.burst))
+        self._pending.append(("rate", domain, rate, float(spec.burst)))
+        self._kick()
+
     def set_rate(self, name: str, rate_per_s: float, burst: float) -> None:
         """Change a gate (``"*"`` for the global one) for every worker."""
         self._set_rate(name, rate_per_s, burst)

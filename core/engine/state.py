@@ -17,7 +17,7 @@ from .breakers import Breakers, BreakerState
 from .control import Executor, TaskControl
 from .gates import RateGates
 from .preemption import StormLimiter
-from .rescue import RescueBudget
+from .rescue import RateLimitMemory, RescueBudget, SiteTrouble
 
 if TYPE_CHECKING:
     from .redis_breakers import RedisBreakers
@@ -72,6 +72,8 @@ class EngineState:
         self.breakers.listen(self._poke)
         self.tickets = store.ticket_book()
         self.rescue_budget = RescueBudget(self.settings.rescue, clock)
+        self.rate_limits = RateLimitMemory(clock)
+        self.site_trouble = SiteTrouble(self.settings.breakers.window_s, clock)
         self.storm = StormLimiter(self.settings.preemption, clock)
         self._urgent_pending: dict[int, float] = {}    # urgent task id -> when a slot was asked
         self._refused_at: dict[int, float] = {}

@@ -23,11 +23,13 @@ from ..errors import (
     Blocked,
     BrowserCrashed,
     NeedsHuman,
+    NetworkDown,
     PageChanged,
     RateLimited,
     SiteFailed,
     StepTimeout,
     TaskError,
+    is_network_error,
 )
 from .evidence import capture_evidence
 from .guards import OriginGuards
@@ -160,6 +162,8 @@ class FailureClassifier(OriginGuards):
         if own is not None:
             own.step = i
             return own
+        if isinstance(exc, PlaywrightError) and is_network_error(str(exc)):
+            return NetworkDown(f"{where}: the network path failed ({detail})", step=i)
         if isinstance(exc, TimeoutError):  # our backstop: the browser stopped answering
             return StepTimeout(f"{where}: did not finish within {budget:g}s", step=i)
         action = getattr(step, "action", "navigate") if step is not None else "navigate"

@@ -15,7 +15,10 @@ It is driven by a tiny in-memory site, so runner tests are fast and say what the
 Elements match by the exact selector string a step uses. Visibility and text may be callables
 of the site, so a flag set by one click (``logged_in``) can hide a login form elsewhere. Clicks
 and key presses can navigate, record a write (``site.writes``, with the values filled in on the
-page), set flags, raise a Playwright error, crash the page or hang. A locator that matches
+page), set flags, open a popup window, raise a Playwright error, crash the page or hang.
+A popup's ``popup`` event comes at once or late (after the step, as Playwright's can on a busy
+machine) or never; the runner's page-side record of opened windows (its init script) is
+modelled by ``evaluate`` of the record. A locator that matches
 nothing fails at once with Playwright's ``TimeoutError`` (no real waiting), and a crashed page
 fails every call with ``Target crashed``, as the real one does.
 """
@@ -60,9 +63,22 @@ class FakeElement:
 
 @dataclass
 class FakeAction:
-    """What a click or key press does, in this order: crash, hang, error, flags, write, goto."""
+    """What a click or key press does, in this order: crash, hang, error, flags, write, popup,
+    goto.
+
+    ``popup`` opens a window on that URL (``""``: about:blank), by ``window.open`` or, with
+    ``popup_by="link"``, by a ``target=_blank`` link or form (the runner's record closes a
+    blank ``window.open`` window at once, when its init script was added); ``popup_event`` says when
+    the page's ``popup`` event comes: ``"now"`` (during the action), ``"late"`` (only after the page
+    is next used, i.e. after the step returned) or ``"never"``. ``popup_then`` is where the
+    window navigates once the opener's page is next used (if it is still open).
+    """
 
     goto: str | None = None
+    popup: str | None = None
+    popup_event: str = "now"
+    popup_by: str = "script"
+    popup_then: str | None = None
     write: str | None = None
     set_flags: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
@@ -127,6 +143,8 @@ class FakeSite:
         self.log: list[str] = []
         self.masks: list[list[str]] = []
         """For each screenshot, the selectors it masked."""
+        self.popups: list[FakePopup] = []
+        """Every popup window a page opened, in order."""
 
     def new_page(self) -> FakePage:
         """A blank page (``about:blank``) on this site."""
@@ -187,6 +205,33 @@ class _MainFrame:
         return self._page.url
 
 
+class FakePopup:
+    """A window a fake page opened (what the ``popup`` event hands over)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url or "about:blank"
+        self.closed = False
+        self.visited: list[str] = [self.url]
+        """The URLs it showed (a later navigation is appended while it is open)."""
+        self.main_frame = _Frame(self.url)
+        self._listeners: dict[str, list[Callable[..., Any]]] = {}
+
+    def on(self, event: str, f: Callable[..., Any]) -> None:
+        self._listeners.setdefault(event, []).append(f)
+
+    def navigate(self, url: str) -> None:
+        if self.closed:
+            return
+        self.url = url
+        self.main_frame = _Frame(url)
+        self.visited.append(url)
+        for fn in list(self._listeners.get("framenavigated", [])):
+            fn(self.main_frame)
+
+    async def close(self) -> None:
+        self.closed = True
+
+
 class FakeHandle:
     """The element a locator resolved to (``element_handle``)."""
 
@@ -222,7 +267,10 @@ class FakePage:
         self.crashed = False
         self.closed = False
         self.values: dict[str, Any] = {}
+        self.init_scripts: list[str] = []
         self._listeners: dict[str, list[Callable[..., Any]]] = {}
+        self._opened: list[FakePopup] = []  # the page-side record, until it is read
+        self._later: list[Callable[[], None]] = []  # late events, sent once the page is used
 
     # events
     def on(self, event: str, f: Callable[..., Any]) -> None:
@@ -247,6 +295,11 @@ class FakePage:
         self.closed = True
 
     def _check_alive(self) -> None:
+        if self._later:
+            later, self._later = self._later, []
+            loop = asyncio.get_running_loop()
+            for fn in later:
+                loop.call_soon(fn)
         if self.crashed:
             raise PlaywrightError("Target crashed")
         if self.closed:
@@ -285,6 +338,37 @@ class FakePage:
             self._emit("console", _ConsoleMessage("log", text))
         return response
 
+    async def add_init_script(self, script: str | None = None, *,
+                              path: str | None = None) -> None:
+        self._check_alive()
+        self.init_scripts.append(script or "")
+
+    async def evaluate(self, expression: str, arg: Any = None) -> Any:
+        """Only the runner's read of its record of opened windows is modelled (the record
+        exists once its init script was added); anything else returns None."""
+        self._check_alive()
+        if "__shopfleetOpened" in expression and any(
+                "__shopfleetOpened" in s for s in self.init_scripts):
+            opened, self._opened = self._opened, []
+            return [{"url": p.url, "window": True, "closed": p.closed} for p in opened]
+        return None
+
+    def _open_popup(self, action: FakeAction) -> None:
+        popup = FakePopup(action.popup or "")
+        self.site.popups.append(popup)
+        self.site.log.append(f"popup {popup.url}")
+        self._opened.append(popup)
+        if action.popup_by == "script" and not action.popup and any("__shopfleetOpened" in s
+                                               for s in self.init_scripts):
+            popup.closed = True  # what the record's window.open wrapper does
+        if action.popup_event == "now":
+            self._emit("popup", popup)
+        elif action.popup_event == "late":
+            self._later.append(lambda: self._emit("popup", popup))
+        if action.popup_then is not None:
+            then = action.popup_then
+            self._later.append(lambda: popup.navigate(then))
+
     async def wait_for_load_state(self, state: str = "load", *,
                                   timeout: float | None = None) -> None:
         self._check_alive()
@@ -302,6 +386,8 @@ class FakePage:
         self.site.flags.update(action.set_flags)
         if action.write:
             self.site.writes.append(FakeWrite(action.write, self.url, dict(self.values)))
+        if action.popup is not None:
+            self._open_popup(action)
         if action.goto:
             self.site.log.append(f"goto {action.goto}")
             self._load(action.goto)

@@ -6,6 +6,17 @@ Every URL a step names is resolved with percent-encoded values and checked again
 foreign origin are noted as they happen (popups are closed), and the page and its frames are
 checked before and after every step. ``{shop.username}``/``{shop.password}`` are typed only on
 the login origin, checked on the frame of the very element the locator resolved to.
+
+Playwright reports a popup with an event that can arrive after the step that opened it (even
+after the run ended) on a busy machine. So a page-side record says which windows a step opened:
+an init script wraps ``window.open`` (and closes a blank window it opened right after the
+calling script, before any timer of the page can send it elsewhere) and notes ``target`` link
+and form activations, with the URLs resolved against the page. After every step one
+``evaluate`` reads (and empties) it; a foreign URL in it stops the run at once, and the runner
+waits for the ``popup`` event of every window it names that is still open (and closes them)
+before the next step starts — a window that never shows up to be checked stops the run too. A
+hostile page can overwrite the wrapper: the record is a hint that makes the check deterministic
+for honest pages; the event-based check stays.
 """
 
 from __future__ import annotations
@@ -57,6 +68,9 @@ class OriginGuards(RunState):
 
     def _on_popup(self, popup: Any) -> None:
         # The runner never works in a second window: close it, and note a foreign one.
+        self.popups_seen += 1
+        if self._popup_seen is not None:
+            self._popup_seen.set()
         try:
             url = str(popup.url)
         except Exception:
@@ -78,6 +92,67 @@ class OriginGuards(RunState):
             reason = self._foreign(url)
             if reason is not None:
                 self._note_violation("a popup window", url, reason)
+
+    async def watch_windows(self) -> None:
+        """Install the page-side record of opened windows in the page's next documents
+        (every run starts with a navigation). Without it (a page without
+        ``add_init_script``/``evaluate``) only the ``popup`` event is checked."""
+        add = getattr(self.page, "add_init_script", None)
+        if add is None or not hasattr(self.page, "evaluate"):
+            return
+        with contextlib.suppress(Exception):
+            await add(script=WINDOW_RECORD_JS)
+            self._watching = True
+
+    async def check_windows(self, i: int | None) -> None:
+        """Stop on a window the step opened on a foreign origin; wait for the ``popup``
+        event of every window the step opened (they are closed) before the next step."""
+        if not self._watching:
+            return
+        try:
+            opened = await self.page.evaluate(READ_WINDOWS_JS)
+        except Exception:
+            # The document went away (a navigation) with its record; the event check stays.
+            opened = None
+        if not isinstance(opened, list):
+            opened = []
+        for entry in opened[:100]:
+            if not isinstance(entry, dict):
+                continue
+            url = str(entry.get("url", ""))[:2000]
+            reason = self._foreign(url)
+            if reason is not None:
+                self._note_violation("a popup window", url, reason)
+            if entry.get("window") and not entry.get("closed"):
+                self.popups_expected += 1
+        if self.popups_seen < self.popups_expected:
+            await self._wait_for_popups()
+        # A window the record missed (a page that replaced the wrapper) was checked by its
+        # event; it must not stand in for one a later step opens.
+        self.popups_expected = self.popups_seen = max(self.popups_seen, self.popups_expected)
+        if self._closing:
+            # Closed before the next step starts (a closed window can no longer navigate).
+            with contextlib.suppress(Exception):
+                await asyncio.wait(list(self._closing), timeout=self.ms() / 1000)
+
+    async def _wait_for_popups(self) -> None:
+        self._popup_seen = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        try:
+            while self.popups_seen < self.popups_expected:
+                left = self.deadline - loop.time()
+                if left <= 0:
+                    break
+                self._popup_seen.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._popup_seen.wait(), left)
+        finally:
+            self._popup_seen = None
+        if self.popups_seen < self.popups_expected:
+            missing = self.popups_expected - self.popups_seen
+            self.popups_expected = self.popups_seen  # not waited for again
+            self._note_violation("a popup window", "", f"the page opened {missing} "
+                                 "window(s) that never showed up to be checked")
 
     async def route_foreign(self) -> None:
         """Abort page and frame requests to foreign origins in the browser (the whole
@@ -173,6 +248,74 @@ class OriginGuards(RunState):
             with contextlib.suppress(Exception):
                 await handle.dispose()
 
+
+WINDOW_RECORD_JS = r"""(() => {
+  const KEY = '__shopfleetOpened';
+  if (Object.prototype.hasOwnProperty.call(window, KEY)) return;
+  let sink = [];
+  try {
+    // A same-origin frame records into the top document, which the runner reads.
+    if (window.top !== window && window.top[KEY]) sink = window.top[KEY];
+  } catch (e) {}
+  Object.defineProperty(window, KEY, {value: sink, configurable: false, enumerable: false});
+  const abs = (u) => {
+    if (u === undefined || u === null || String(u) === '') return 'about:blank';
+    let url = String(u);
+    try { url = new URL(url, document.baseURI).href; } catch (e) {}
+    // A javascript: URL runs its script in a new blank window.
+    return /^\s*javascript:/i.test(url) ? 'about:blank' : url;
+  };
+  // w: the window (window.open); blank: a target=_blank activation (a new window).
+  const note = (url, w, blank) => {
+    if (sink.length < 100) sink.push({url: abs(url), w: w || null, blank: !!blank});
+  };
+  const open = window.open;
+  window.open = function (url, ...rest) {
+    const w = open.call(this, url, ...rest);
+    note(url, w, false);
+    // The runner never works in a second window: a blank one is closed before any timer of
+    // the page can send it elsewhere. One opened on a URL is left to the runner (closed when
+    // its popup event comes): closed here, its request escapes the context's route.
+    if (w && abs(url) === 'about:blank') queueMicrotask(() => { try { w.close(); } catch (e) {} });
+    return w;
+  };
+  const kind = (target) => {
+    const t = String(target || '').trim().toLowerCase();
+    if (t === '' || t === '_self' || t === '_parent' || t === '_top') return '';
+    return t === '_blank' ? 'blank' : 'named';
+  };
+  const baseTarget = () => (document.querySelector('base[target]') || {}).target;
+  // Noted last in the event's path (window, bubbling), only when nothing cancelled it.
+  window.addEventListener('click', (e) => {
+    if (e.defaultPrevented || !e.target || !e.target.closest) return;
+    const a = e.target.closest('a[href], area[href]');
+    // A download link opens no window.
+    const k = a && !a.hasAttribute('download') ? kind(a.target || baseTarget()) : '';
+    if (k) note(a.href, null, k === 'blank');
+  });
+  window.addEventListener('submit', (e) => {
+    const f = e.target;
+    if (e.defaultPrevented || !f || !f.getAttribute) return;
+    const s = e.submitter;
+    const k = kind((s && s.getAttribute('formtarget')) || f.getAttribute('target')
+      || baseTarget());
+    // An empty action submits to the document's own URL.
+    if (k) note((s && s.getAttribute('formaction')) || f.getAttribute('action')
+      || document.URL, null, k === 'blank');
+  });
+})()"""
+"""Installs the page-side record of opened windows (idempotent)."""
+
+READ_WINDOWS_JS = r"""() => {
+  const sink = window.__shopfleetOpened;
+  if (!Array.isArray(sink)) return [];
+  return sink.splice(0, sink.length).map((e) => {
+    let closed = false;
+    try { closed = !!(e.w && e.w.closed); } catch (err) {}
+    return {url: String(e.url), window: !!e.w || e.blank, closed: closed};
+  });
+}"""
+"""Reads and empties the record: ``[{url, window, closed}]``."""
 
 _FIELD_INFO_JS = """el => ({tag: el.tagName.toLowerCase(),
     type: el.tagName === 'INPUT' ? String(el.type).toLowerCase() : ''})"""

@@ -51,6 +51,10 @@ class RunState:
         self.typed_into: list[str] = []
         self._closing: set[asyncio.Future[Any]] = set()
         self._route: tuple[Any, Any, Any] | None = None
+        self._watching = False
+        self.popups_seen = 0
+        self.popups_expected = 0
+        self._popup_seen: asyncio.Event | None = None
         self.save_checkpoint = save_checkpoint
         self.evidence_dir = evidence_dir
         self.step_timeout_s = step_timeout_s

@@ -38,7 +38,9 @@
   the shop's :class:`~core.origins.OriginPolicy` before it is loaded; before and after every
   step the main frame and every frame must show a page of an allowed origin (``about:blank``
   only as a transient), a frame navigation or a popup to a foreign origin is noted as it
-  happens, and popups are closed. A foreign page stops the run with :class:`OriginBlocked`.
+  happens, and popups are closed. Windows a step opened are known before the next step
+  starts (a page-side record read after every step; the runner waits for their ``popup``
+  events, see :mod:`.guards`). A foreign page stops the run with :class:`OriginBlocked`.
   ``{shop.username}``/``{shop.password}`` are typed only on the shop's login origin (checked
   on the frame of the element the locator resolved to, right before the fill), the password
   only into an ``<input type=password>``; otherwise :class:`CredentialBlocked` and nothing is
@@ -49,7 +51,8 @@ The runner uses a deliberately small part of Playwright's async ``Page`` (``goto
 ``locator(...)`` with ``first``/``nth``/``filter`` and ``click``/``fill``/``select_option``/
 ``set_input_files``/``wait_for``/``inner_text``/``get_attribute``/``all_inner_texts``/
 ``is_visible``/``count``/``press``, ``keyboard.press``, ``wait_for_load_state``,
-``screenshot``, ``content``, ``on``, ``remove_listener``, ``main_frame``) so
+``screenshot``, ``content``, ``on``, ``remove_listener``, ``main_frame``, ``evaluate``,
+``add_init_script``) so
 :mod:`core.flows.fakepage` can stand in for it.
 
 Python flows registered by plugins are :class:`Flow` objects too, so they run here with the
@@ -188,6 +191,7 @@ async def run_flow(
     run.step_retry_wait_s = step_retry_wait_s
     run.attach()
     try:
+        await run.watch_windows()
         if route_foreign_documents:
             await run.route_foreign()
         return await run.execute(checkpoint)
@@ -394,6 +398,7 @@ class _Run(PageActions):
 
     async def open_start(self) -> bool:
         await self.goto(self.url(self.flow.start_url, None))
+        await self.check_windows(None)
         self.check_origins(None)
         self.raise_for_document(None)
         await self.raise_for_human(None)
@@ -407,6 +412,7 @@ class _Run(PageActions):
         await self.perform(i, step, replay=replay)
         if isinstance(step, ClickStep | PressKeyStep) and gated(step):
             await self.settle_page(i, step)
+        await self.check_windows(i)
         self.check_origins(i)
         if gated(step):
             self.raise_for_document(i)

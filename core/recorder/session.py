@@ -66,6 +66,9 @@ class Recorder:
         self._action_arrived = asyncio.Event()
         self.finished = asyncio.Event()
         """Set when the person presses Finish in the toolbar or closes the browser."""
+        self.picked = asyncio.Event()
+        """Set when an element picked with the toolbar has been looked up (clear it to wait
+        for the next one)."""
 
     # --- events ----------------------------------------------------------------------------
 
@@ -169,6 +172,7 @@ class Recorder:
         self._add(Pick(mode, selector, unique, str(arg.get("text", ""))[:2000],
                                  str(arg.get("name", ""))[:64], str(arg.get("hint", ""))[:64],
                                  self._page_no(page)))
+        self.picked.set()
 
     async def _on_changed(self, source: Mapping[str, Any], arg: Any) -> None:
         page = source["page"]

@@ -172,8 +172,10 @@ class AsyncStore:
                           lambda: self.sync.save_checkpoint(task_id, owner, checkpoint))
 
     async def release(self, task_id: int, owner: str, *, reason: str = "released",
-                      checkpoint: dict[str, Any] | None = None, suspend: bool = False) -> None:
-        kw: dict[str, Any] = {"reason": reason, "checkpoint": checkpoint, "suspend": suspend}
+                      checkpoint: dict[str, Any] | None = None, suspend: bool = False,
+                      delay_s: float = 0.0) -> None:
+        kw: dict[str, Any] = {"reason": reason, "checkpoint": checkpoint, "suspend": suspend,
+                              "delay_s": delay_s}
         await self._write(lambda s: s.release_op(task_id, owner, **kw),
                           lambda: self.sync.release(task_id, owner, **kw))
 

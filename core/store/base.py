@@ -12,7 +12,7 @@ a small part of a lease.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -20,9 +20,20 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ..clock import Clock
 from ..config import Settings
 from ..specs import TaskSpec
-from .records import ClaimedTask, QueueStatus, ShopRecord, TaskEvent, TaskRecord, TaskState
+from .records import (
+    ClaimedTask,
+    QueueStatus,
+    ScheduleRecord,
+    ShopRecord,
+    TaskEvent,
+    TaskRecord,
+    TaskState,
+)
 
 if TYPE_CHECKING:
+    from ..export import ResultFilter
+    from ..notify.messages import CountsSnapshot
+    from ..notify.outbox import Outbox
     from ..profiles import ShopProfile
     from ..tickets import KbAnswer, Rule, RuleAction, Signature, Ticket
     from .pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
@@ -30,6 +41,10 @@ if TYPE_CHECKING:
 FAST_PATH_ROWS = 256
 """Best queued tasks a claim looks at before it asks each shop for its best one instead (both
 stores: SQLite's ``_pick``, Redis's claim script)."""
+PROMOTE_BATCH = 1000
+"""Scheduled tasks whose time came that one claim round moves into the queue at most, oldest
+first (both stores; the rest follow next round). Keeps a round's cost bounded when a big batch
+of delayed tasks comes due at once."""
 
 
 @dataclass(frozen=True)
@@ -189,7 +204,10 @@ class Store(Protocol):
              retry: bool = True, retry_after_s: float | None = None,
              evidence: dict[str, str] | None = None) -> TaskState: ...
     def release(self, task_id: int, owner: str, *, reason: str = "released",
-                checkpoint: dict[str, Any] | None = None, suspend: bool = False) -> None: ...
+                checkpoint: dict[str, Any] | None = None, suspend: bool = False,
+                delay_s: float = 0.0) -> None:
+        """Give the task back without spending the attempt; ``delay_s`` > 0 keeps it from
+        being claimed again for that long (a held gate, an open breaker, a network outage)."""
     def save_checkpoint(self, task_id: int, owner: str, checkpoint: dict[str, Any]) -> None: ...
     def renew_lease(self, task_id: int, owner: str, *, lease_s: float | None = None
                     ) -> float: ...
@@ -226,6 +244,9 @@ class Store(Protocol):
               offset: int = 0) -> list[TaskRecord]: ...
     def events(self, task_id: int) -> list[TaskEvent]: ...
     def counts(self) -> dict[str, int]: ...
+    def next_due(self) -> float | None:
+        """The earliest ``not_before`` among waiting (queued or suspended) tasks, None when
+        none waits: when held-back work becomes claimable (``worker --until-idle``)."""
     def status(self) -> QueueStatus: ...
     def queue_bands(self, *, urgent_at: float, low_below: float) -> dict[str, int]: ...
 
@@ -258,3 +279,34 @@ class Store(Protocol):
         """Mark workers silent for ``lost_after_s`` lost and requeue their tasks now."""
 
     def ticket_book(self) -> TicketStore: ...
+
+    # --- #18 shop tags and schedules (core.store.sqlite.groups, core.store.redis.groups)
+    def retag_shop(self, name: str, *, add: Iterable[str] = (), remove: Iterable[str] = ()
+                   ) -> ShopRecord:
+        """Add and remove a shop's tags in one transaction."""
+    def add_schedule(self, name: str, definition: dict[str, Any], *, mark: float
+                     ) -> ScheduleRecord: ...
+    def schedules(self) -> list[ScheduleRecord]: ...
+    def schedule_record(self, name: str) -> ScheduleRecord: ...
+    def set_schedule_state(self, name: str, *, paused: bool, last_error: str | None = None,
+                           mark: float | None = None) -> ScheduleRecord: ...
+    def delete_schedule(self, name: str) -> None: ...
+    def fire_schedule(self, name: str, *, expected_mark: float, mark: float,
+                      specs: Sequence[TaskSpec]) -> list[int] | None:
+        """Submit a firing's tasks and move the mark from ``expected_mark`` in one
+        transaction; ``None`` (nothing written) when the mark had moved already."""
+    # --- #19 results and search
+    def iter_results(self, flt: ResultFilter, *, limit: int | None = None
+                     ) -> Iterator[dict[str, Any]]:
+        """Export rows (one per collected record) passing ``flt``, streamed (blocking: call it
+        off any event loop; the iterator holds a read cursor until exhausted or closed)."""
+    def outbox(self) -> Outbox:
+        """The store's durable notification outbox (:mod:`core.notify.outbox`)."""
+    def counts_snapshot(self, day_start: float, day_end: float) -> CountsSnapshot:
+        """The daily digest's counts for tasks finished and tickets opened in [start, end)."""
+    def search(self, place: str, text: str, *, limit: int = 100) -> list[dict[str, Any]]:
+        """Rows of ``results``, ``tickets`` or ``kb`` holding every word of ``text``.
+
+        Raises:
+            Refused: the store has no text search (Redis), said plainly.
+        """

@@ -85,6 +85,8 @@ class ShopRow:
     queued: int
     running: int
     waiting: int
+    tags: tuple[str, ...] = ()
+    """#18: the shop's tags."""
 
 
 _ORDERS: dict[str, tuple[tuple[str, bool], ...]] = {

@@ -26,6 +26,8 @@ class Prepared:
     urgency: float
     urgency_fixed: int
     urgency_next_at: float | None
+    start_at: float = 0.0
+    """When it joins the queue (``now`` unless delayed: then it waits as ``scheduled``)."""
 
 
 def prepare_specs(specs: Sequence[TaskSpec], shops: dict[str, ShopRecord],
@@ -67,7 +69,11 @@ def prepare_specs(specs: Sequence[TaskSpec], shops: dict[str, ShopRecord],
             est = estimator_for(shop.platform).estimate(
                 task_type=spec.type, deadline=spec.deadline_ts, now=now)
             urgency, fixed, next_at = float(est.points), 0, est.next_change_at
-        out.append(Prepared(spec, shop, float(base), urgency, fixed, next_at))
+        try:
+            start_at = spec.start_at(now)
+        except SpecError as exc:
+            raise SpecError(f"{where}{exc.field}", exc.reason) from None
+        out.append(Prepared(spec, shop, float(base), urgency, fixed, next_at, start_at))
     return out
 
 

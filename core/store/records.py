@@ -15,7 +15,10 @@ class TaskState(enum.StrEnum):
     """Where a task is in its life."""
 
     QUEUED = "queued"
-    """Waiting to be claimed (possibly not before ``not_before``)."""
+    """Waiting to be claimed (possibly not before ``not_before``, a retry's back-off)."""
+    SCHEDULED = "scheduled"
+    """Delayed (``not_before``/``delay_s``, a schedule's jitter): joins the queue at
+    ``not_before``; not in the claim index until then."""
     RUNNING = "running"
     """Claimed by a worker under a lease."""
     SUSPENDED = "suspended"
@@ -48,10 +51,30 @@ class ShopRecord:
     paused: bool
     allowed_origins: tuple[str, ...] = ()
     """Origins (``scheme://host:port``) its tasks may load besides the shop's own."""
+    tags: tuple[str, ...] = ()
+    """#18: the shop's tags (normalised, sorted), for selectors such as ``tag:north``."""
     profile: ShopProfile = field(default_factory=ShopProfile)
     """Its network identity (#17): proxy (no password), locale, time zone, user agent…"""
     has_proxy_password: bool = False
     """Whether an (encrypted) proxy password is stored with it."""
+
+
+@dataclass(frozen=True)
+class ScheduleRecord:
+    """A stored schedule (#18): its definition (:meth:`core.schedules.Schedule.to_dict`), its
+    mark (the last firing handled, epoch seconds), whether it is paused and why it last
+    failed ("" when it did not)."""
+
+    name: str
+    definition: dict[str, Any]
+    mark: float
+    paused: bool
+    last_error: str
+    created_at: float
+    updated_at: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,15 @@ class FakeExecutor:
 
     async def execute(self, task: Any, ctl: Any) -> Any:
         from ..engine import Outcome
-        from ..errors import BrowserCrashed, NeedsHuman, PageChanged, RateLimited, SiteFailed
+        from ..errors import (
+            BrowserCrashed,
+            NeedsHuman,
+            NetworkDown,
+            PageChanged,
+            RateLimited,
+            SiteFailed,
+            TaskError,
+        )
 
         begun = next(_TICKS)
         self.started.append(task.id)
@@ -181,6 +189,9 @@ class FakeExecutor:
                 "crash": lambda: BrowserCrashed("the renderer crashed"),
                 "rate_limited": lambda: RateLimited("HTTP 429", retry_after_s=float(arg or 30),
                                                     domain=task.domain),
+                "network_down": lambda: NetworkDown(
+                    f"Page.goto: net::ERR_NAME_NOT_RESOLVED at https://{task.domain}/"),
+                "task_error": lambda: TaskError("the flow's own mistake"),
             }
             if kind in errors:
                 raise errors[kind]()

@@ -139,6 +139,10 @@
         <translation>详情</translation>
     </message>
     <message>
+        <source>Joins the queue</source>
+        <translation>入队时间</translation>
+    </message>
+    <message>
         <source>Worker</source>
         <translation>工作节点</translation>
     </message>
@@ -181,6 +185,14 @@
     <message>
         <source>Site</source>
         <translation>站点</translation>
+    </message>
+    <message>
+        <source>Tags</source>
+        <translation>标签</translation>
+    </message>
+    <message>
+        <source>Login name</source>
+        <translation>登录名</translation>
     </message>
     <message>
         <source>Site paused</source>
@@ -583,8 +595,8 @@
         <translation>还没有结束的任务。已完成、失败和已取消的任务会列在这里。</translation>
     </message>
     <message>
-        <source>No shops yet. Add one with the command line: shopfleet shop add NAME --platform pdd --url https://…</source>
-        <translation>还没有店铺。可用命令行添加：shopfleet shop add 店铺名 --platform pdd --url https://…</translation>
+        <source>No shops yet. Add one with Shops → Add shop… (%1), or import a list (CSV or XLSX) with Shops → Import shops….</source>
+        <translation>还没有店铺。用 店铺 → 添加店铺…（%1）添加，或用 店铺 → 导入店铺… 导入列表（CSV 或 XLSX）。</translation>
     </message>
     <message>
         <source>No rate limit has been used yet. Each site gets one when its first task runs; change it with Shops → Rate limit… (%1).</source>
@@ -719,12 +731,132 @@
         <translation>隐藏技术详情</translation>
     </message>
     <message>
+        <source>set</source>
+        <translation>已设置</translation>
+    </message>
+    <message>
+        <source>missing</source>
+        <translation>缺失</translation>
+    </message>
+    <message>
+        <source>The password is stored encrypted</source>
+        <translation>密码已加密保存</translation>
+    </message>
+    <message>
+        <source>No password: tasks that log in will fail. Shops → Set password…</source>
+        <translation>没有密码：需要登录的任务会失败。店铺 → 设置密码…</translation>
+    </message>
+    <message>
         <source>%1: done</source>
         <translation>%1：完成</translation>
     </message>
     <message>
+        <source>Edit shop %1</source>
+        <translation>编辑店铺 %1</translation>
+    </message>
+    <message>
+        <source>leave empty to keep the current one</source>
+        <translation>留空则保留当前密码</translation>
+    </message>
+    <message>
+        <source>none yet: tasks that log in will fail</source>
+        <translation>尚未设置：需要登录的任务会失败</translation>
+    </message>
+    <message>
+        <source>one per line, e.g. https://img.example.com</source>
+        <translation>每行一个，例如 https://img.example.com</translation>
+    </message>
+    <message>
+        <source>Seller-centre address</source>
+        <translation>商家后台地址</translation>
+    </message>
+    <message>
+        <source>Other allowed origins</source>
+        <translation>其他允许的来源</translation>
+    </message>
+    <message>
+        <source>Replace the password of %1</source>
+        <translation>更换 %1 的密码</translation>
+    </message>
+    <message>
+        <source>Set the password of %1</source>
+        <translation>设置 %1 的密码</translation>
+    </message>
+    <message>
+        <source>Again</source>
+        <translation>再输一次</translation>
+    </message>
+    <message>
+        <source>Stored encrypted with this store's key.</source>
+        <translation>使用此数据库的密钥加密保存。</translation>
+    </message>
+    <message>
+        <source>the two entries differ</source>
+        <translation>两次输入不一致</translation>
+    </message>
+    <message>
+        <source>Import shops from %1</source>
+        <translation>从 %1 导入店铺</translation>
+    </message>
+    <message>
+        <source>%1 shop(s) can be imported.</source>
+        <translation>可以导入 %1 个店铺。</translation>
+    </message>
+    <message>
+        <source>%1 of them have no password (flagged in the Shops view): %2</source>
+        <translation>其中 %1 个没有密码（在店铺视图中标出）：%2</translation>
+    </message>
+    <message>
+        <source>%1 row(s) have errors and are left out:</source>
+        <translation>%1 行有错误，不会导入：</translation>
+    </message>
+    <message>
+        <source>line %1: %2: %3</source>
+        <translation>第 %1 行：%2：%3</translation>
+    </message>
+    <message>
+        <source>Import %1 shop(s)</source>
+        <translation>导入 %1 个店铺</translation>
+    </message>
+    <message>
+        <source>Add shop %1</source>
+        <translation>添加店铺 %1</translation>
+    </message>
+    <message>
+        <source>Import shops</source>
+        <translation>导入店铺</translation>
+    </message>
+    <message>
+        <source>Shop lists (*.csv *.xlsx)</source>
+        <translation>店铺列表 (*.csv *.xlsx)</translation>
+    </message>
+    <message>
+        <source>%1 shop(s) imported</source>
+        <translation>已导入 %1 个店铺</translation>
+    </message>
+    <message>
+        <source>No password</source>
+        <translation>无密码</translation>
+    </message>
+    <message>
+        <source>Only shops without a password</source>
+        <translation>只看没有密码的店铺</translation>
+    </message>
+    <message>
+        <source>live</source>
+        <translation>实时</translation>
+    </message>
+    <message>
         <source>Engine problem: %1</source>
         <translation>引擎问题：%1</translation>
+    </message>
+    <message>
+        <source>Schedule %1 paused: %2</source>
+        <translation>定时任务 %1 已暂停：%2</translation>
+    </message>
+    <message>
+        <source>Schedule failed</source>
+        <translation>定时任务失败</translation>
     </message>
     <message>
         <source>Breaker tripped</source>
@@ -785,8 +917,44 @@ Store: %2</source>
 存储：%2</translation>
     </message>
     <message>
-        <source>ShopFleet: %1 open ticket(s)</source>
-        <translation>ShopFleet：%1 个待处理工单</translation>
+        <source>queued %1 · running %2</source>
+        <translation>排队 %1 · 运行中 %2</translation>
+    </message>
+    <message>
+        <source>tickets %1 · quarantine %2</source>
+        <translation>工单 %1 · 隔离 %2</translation>
+    </message>
+    <message>
+        <source>breakers open %1 · workers lost %2</source>
+        <translation>熔断 %1 · 失联工作进程 %2</translation>
+    </message>
+    <message>
+        <source>Close ShopFleet</source>
+        <translation>关闭 ShopFleet</translation>
+    </message>
+    <message>
+        <source>Stop automation and quit? Running tasks save their place and go back to the queue.</source>
+        <translation>停止自动化并退出？运行中的任务会保存进度并回到队列。</translation>
+    </message>
+    <message>
+        <source>Stop automation and quit</source>
+        <translation>停止自动化并退出</translation>
+    </message>
+    <message>
+        <source>Keep running in the tray</source>
+        <translation>在托盘中继续运行</translation>
+    </message>
+    <message>
+        <source>Keep running (minimise)</source>
+        <translation>继续运行（最小化）</translation>
+    </message>
+    <message>
+        <source>ShopFleet keeps running</source>
+        <translation>ShopFleet 仍在运行</translation>
+    </message>
+    <message>
+        <source>Automation goes on; the tray icon brings the window back.</source>
+        <translation>自动化继续进行；点击托盘图标可重新打开窗口。</translation>
     </message>
     <message>
         <source>ShopFleet</source>
@@ -795,6 +963,30 @@ Store: %2</source>
     <message>
         <source>ALL PAUSED: no new task starts (Tasks → Resume all)</source>
         <translation>已全部暂停：不会启动新任务（任务 → 全部恢复）</translation>
+    </message>
+    <message>
+        <source>Worker lost</source>
+        <translation>工作进程失联</translation>
+    </message>
+    <message>
+        <source>%1 stopped answering; its tasks go back to the queue</source>
+        <translation>%1 已无响应；它的任务回到队列</translation>
+    </message>
+    <message>
+        <source>Task quarantined</source>
+        <translation>任务已隔离</translation>
+    </message>
+    <message>
+        <source>Task #%1 (%2) is in quarantine: %3</source>
+        <translation>任务 #%1（%2）已隔离：%3</translation>
+    </message>
+    <message>
+        <source>held while a menu or dialog is open</source>
+        <translation>菜单或对话框打开时保持不动</translation>
+    </message>
+    <message>
+        <source>held under the pointer</source>
+        <translation>鼠标在表格上，保持不动</translation>
     </message>
     <message>
         <source>queued %1 · running %2/%3 · tickets %4 · done/min %5 · failed/min %6 · oldest wait %7</source>
@@ -965,6 +1157,10 @@ Store: %2</source>
         <translation>工作</translation>
     </message>
     <message>
+        <source>Later</source>
+        <translation>定时</translation>
+    </message>
+    <message>
         <source>Sites</source>
         <translation>站点</translation>
     </message>
@@ -1121,6 +1317,38 @@ Store: %2</source>
         <translation>删除所选规则</translation>
     </message>
     <message>
+        <source>Add shop…</source>
+        <translation>添加店铺…</translation>
+    </message>
+    <message>
+        <source>Register a shop: platform, address, login name, password</source>
+        <translation>登记店铺：平台、地址、登录名、密码</translation>
+    </message>
+    <message>
+        <source>Edit shop…</source>
+        <translation>编辑店铺…</translation>
+    </message>
+    <message>
+        <source>Change the selected shop's login name, allowed origins or password</source>
+        <translation>修改所选店铺的登录名、允许的来源或密码</translation>
+    </message>
+    <message>
+        <source>Set password…</source>
+        <translation>设置密码…</translation>
+    </message>
+    <message>
+        <source>Set or replace the selected shop's password (stored encrypted)</source>
+        <translation>设置或更换所选店铺的密码（加密保存）</translation>
+    </message>
+    <message>
+        <source>Import shops…</source>
+        <translation>导入店铺…</translation>
+    </message>
+    <message>
+        <source>Add the shops of a CSV or XLSX list (each row's errors shown first)</source>
+        <translation>从 CSV 或 XLSX 列表添加店铺（先列出每行的错误）</translation>
+    </message>
+    <message>
         <source>Pause site</source>
         <translation>暂停站点</translation>
     </message>
@@ -1169,16 +1397,56 @@ Store: %2</source>
         <translation>限速与熔断</translation>
     </message>
     <message>
-        <source>Change priority</source>
-        <translation>调整优先级</translation>
+        <source>Scheduled</source>
+        <translation>待定时</translation>
+    </message>
+    <message>
+        <source>Schedules</source>
+        <translation>定时任务</translation>
     </message>
     <message>
         <source>Cancel tasks</source>
         <translation>取消任务</translation>
     </message>
     <message>
-        <source>Cancel %1 task(s)? Running ones stop at their next step.</source>
-        <translation>取消 %1 个任务？正在运行的任务会在下一步停止。</translation>
+        <source>#%1 (%2, %3)</source>
+        <translation>#%1（%2，%3）</translation>
+    </message>
+    <message>
+        <source>%1 and %2 more</source>
+        <translation>%1 等另外 %2 个</translation>
+    </message>
+    <message>
+        <source>Change priority of %1</source>
+        <translation>调整 %1 的优先级</translation>
+    </message>
+    <message>
+        <source>Cancel %1? Running ones stop at their next step.</source>
+        <translation>取消 %1？运行中的任务会在下一步停止。</translation>
+    </message>
+    <message>
+        <source>Cancel %1</source>
+        <translation>取消 %1</translation>
+    </message>
+    <message>
+        <source>Retry %1</source>
+        <translation>重试 %1</translation>
+    </message>
+    <message>
+        <source>Preempt tasks</source>
+        <translation>抢占任务</translation>
+    </message>
+    <message>
+        <source>Preempt %1? It stops at its next safe step and waits in Suspended.</source>
+        <translation>抢占 %1？它会在下一个安全步骤停下，在“已挂起”中等待。</translation>
+    </message>
+    <message>
+        <source>Preempt %1</source>
+        <translation>抢占 %1</translation>
+    </message>
+    <message>
+        <source>Release %1 from quarantine</source>
+        <translation>将 %1 移出隔离</translation>
     </message>
     <message>
         <source>Submitted %1 task(s)</source>
@@ -1191,6 +1459,14 @@ Store: %2</source>
     <message>
         <source>Answer ticket</source>
         <translation>处理工单</translation>
+    </message>
+    <message>
+        <source>(not saved)</source>
+        <translation>（不保存）</translation>
+    </message>
+    <message>
+        <source>Settings not saved: this console has no configuration file</source>
+        <translation>设置未保存：此控制台没有配置文件</translation>
     </message>
     <message>
         <source>Save settings</source>
@@ -1261,10 +1537,6 @@ Store: %2</source>
         <translation>无法下载浏览器：这台电脑连不上下载服务器（没有网络，或被代理、防火墙拦截）。请联网后重试，或安装无需下载的 Google Chrome 或 Microsoft Edge。</translation>
     </message>
     <message>
-        <source>The base URL must start with http:// or https://, e.g. %1.</source>
-        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
-    </message>
-    <message>
         <source>Welcome to ShopFleet</source>
         <translation>欢迎使用 ShopFleet</translation>
     </message>
@@ -1315,6 +1587,10 @@ Store: %2</source>
     <message>
         <source>Password</source>
         <translation>密码</translation>
+    </message>
+    <message>
+        <source>The base URL must start with http:// or https://, e.g. %1.</source>
+        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
     </message>
     <message>
         <source>Flows</source>
@@ -1453,8 +1729,196 @@ Store: %2</source>
         <translation>失联</translation>
     </message>
     <message>
+        <source>URL</source>
+        <translation>网址</translation>
+    </message>
+    <message>
+        <source>Text</source>
+        <translation>文本</translation>
+    </message>
+    <message>
+        <source>Option</source>
+        <translation>选项</translation>
+    </message>
+    <message>
+        <source>File (in an asset folder)</source>
+        <translation>文件（在素材文件夹中）</translation>
+    </message>
+    <message>
+        <source>Result name</source>
+        <translation>结果名称</translation>
+    </message>
+    <message>
+        <source>Key</source>
+        <translation>按键</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <source>… and %1 more</source>
+        <translation>…… 另有 %1 项</translation>
+    </message>
+    <message>
+        <source>Saved to %1</source>
+        <translation>已保存到 %1</translation>
+    </message>
+    <message>
+        <source>Done. Results: %1</source>
+        <translation>完成。结果：%1</translation>
+    </message>
+    <message>
+        <source>Note: %1</source>
+        <translation>提示：%1</translation>
+    </message>
+    <message>
+        <source>Replace a shipped flow?</source>
+        <translation>替换内置流程？</translation>
+    </message>
+    <message>
+        <source>%1
+
+Replace the shipped flow's file with this one? Choose No to save it under another name.</source>
+        <translation>%1
+
+用此流程替换内置流程的文件吗？选择“否”可改用其他名称保存。</translation>
+    </message>
+    <message>
+        <source>Not saved: %1</source>
+        <translation>未保存：%1</translation>
+    </message>
+    <message>
+        <source>FAILED at step %1: %2</source>
+        <translation>第 %1 步失败：%2</translation>
+    </message>
+    <message>
+        <source>  evidence %1: %2</source>
+        <translation>  证据 %1：%2</translation>
+    </message>
+    <message>
+        <source>%1 failed: %2</source>
+        <translation>%1 失败：%2</translation>
+    </message>
+    <message>
+        <source>Running %1 on shop %2…</source>
+        <translation>正在店铺 %2 上运行 %1……</translation>
+    </message>
+    <message>
+        <source>Start page failed: %1</source>
+        <translation>起始页失败：%1</translation>
+    </message>
+    <message>
+        <source>Point at the element in the browser (a pick button, then the element)…</source>
+        <translation>请在浏览器中指向元素（先点选取按钮，再点元素）……</translation>
+    </message>
+    <message>
+        <source>Recording on shop %1: do the work in the browser, then press Finish in its toolbar.</source>
+        <translation>正在店铺 %1 上录制：在浏览器中完成操作，然后点击工具栏中的“完成”。</translation>
+    </message>
+    <message>
+        <source>Flow editor</source>
+        <translation>流程编辑器</translation>
+    </message>
+    <message>
+        <source>Start page</source>
+        <translation>起始页</translation>
+    </message>
+    <message>
+        <source>Description</source>
+        <translation>说明</translation>
+    </message>
+    <message>
         <source>Open</source>
         <translation>待处理</translation>
+    </message>
+    <message>
+        <source>Edit an existing flow:</source>
+        <translation>编辑已有流程：</translation>
+    </message>
+    <message>
+        <source>Insert step</source>
+        <translation>插入步骤</translation>
+    </message>
+    <message>
+        <source>Delete step</source>
+        <translation>删除步骤</translation>
+    </message>
+    <message>
+        <source>Move up</source>
+        <translation>上移</translation>
+    </message>
+    <message>
+        <source>Move down</source>
+        <translation>下移</translation>
+    </message>
+    <message>
+        <source>Locator</source>
+        <translation>定位器</translation>
+    </message>
+    <message>
+        <source>Pick in page…</source>
+        <translation>在页面中选取…</translation>
+    </message>
+    <message>
+        <source>Writes to the site</source>
+        <translation>会写入网站</translation>
+    </message>
+    <message>
+        <source>Interruptible</source>
+        <translation>可中断</translation>
+    </message>
+    <message>
+        <source>Only if visible</source>
+        <translation>仅当可见时</translation>
+    </message>
+    <message>
+        <source>Timeout (s, 0 = default)</source>
+        <translation>超时（秒，0 = 默认）</translation>
+    </message>
+    <message>
+        <source>Step name</source>
+        <translation>步骤名称</translation>
+    </message>
+    <message>
+        <source>Parameters (KEY=VALUE a line)</source>
+        <translation>参数（每行一个 键=值）</translation>
+    </message>
+    <message>
+        <source>Run on shop</source>
+        <translation>在店铺上运行</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Record a flow…</source>
+        <translation>录制流程…</translation>
+    </message>
+    <message>
+        <source>skipped</source>
+        <translation>已跳过</translation>
+    </message>
+    <message>
+        <source>verified</source>
+        <translation>已验证</translation>
+    </message>
+    <message>
+        <source>replayed</source>
+        <translation>已重放</translation>
+    </message>
+    <message>
+        <source>Flow editor…</source>
+        <translation>流程编辑器…</translation>
+    </message>
+    <message>
+        <source>Edit a flow's steps, check them, run them on a shop</source>
+        <translation>编辑流程步骤、检查并在店铺上运行</translation>
+    </message>
+    <message>
+        <source>Make a flow by doing the work once in a shop's browser</source>
+        <translation>在店铺浏览器中操作一遍即可生成流程</translation>
     </message>
     <message>
         <source>Answered</source>
@@ -2003,6 +2467,134 @@ Store: %2</source>
     <message>
         <source> — demo</source>
         <translation> — 演示</translation>
+    </message>
+    <message>
+        <source>Schedule</source>
+        <translation>定时任务</translation>
+    </message>
+    <message>
+        <source>(no longer valid)</source>
+        <translation>（已失效）</translation>
+    </message>
+    <message>
+        <source>Next runs</source>
+        <translation>下次运行</translation>
+    </message>
+    <message>
+        <source>Last run</source>
+        <translation>上次运行</translation>
+    </message>
+    <message>
+        <source>Last error</source>
+        <translation>上次错误</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Run now</source>
+        <translation>立即运行</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>schedule %1 paused</source>
+        <translation>定时任务 %1 已暂停</translation>
+    </message>
+    <message>
+        <source>schedule %1 resumed</source>
+        <translation>定时任务 %1 已恢复</translation>
+    </message>
+    <message>
+        <source>schedule %1 ran now: %2 task(s)</source>
+        <translation>定时任务 %1 已立即运行：%2 个任务</translation>
+    </message>
+    <message>
+        <source>schedule %1 deleted</source>
+        <translation>定时任务 %1 已删除</translation>
+    </message>
+    <message>
+        <source>type, e.g. collect_data</source>
+        <translation>任务类型，如 collect_data</translation>
+    </message>
+    <message>
+        <source>shops, e.g. "platform:pdd"</source>
+        <translation>店铺，如 "platform:pdd"</translation>
+    </message>
+    <message>
+        <source>since YYYY-MM-DD</source>
+        <translation>起始日期 YYYY-MM-DD</translation>
+    </message>
+    <message>
+        <source>until YYYY-MM-DD</source>
+        <translation>截止日期 YYYY-MM-DD</translation>
+    </message>
+    <message>
+        <source>flow</source>
+        <translation>流程</translation>
+    </message>
+    <message>
+        <source>search the records (中文 too)</source>
+        <translation>搜索结果（支持中文）</translation>
+    </message>
+    <message>
+        <source>one sheet per type</source>
+        <translation>每种类型一个工作表</translation>
+    </message>
+    <message>
+        <source>one sheet per shop</source>
+        <translation>每个店铺一个工作表</translation>
+    </message>
+    <message>
+        <source>Preview</source>
+        <translation>预览</translation>
+    </message>
+    <message>
+        <source>Export…</source>
+        <translation>导出…</translation>
+    </message>
+    <message>
+        <source>format</source>
+        <translation>格式</translation>
+    </message>
+    <message>
+        <source>sheet per</source>
+        <translation>分表依据</translation>
+    </message>
+    <message>
+        <source>%1 records shown</source>
+        <translation>显示 %1 条记录</translation>
+    </message>
+    <message>
+        <source>no records</source>
+        <translation>没有记录</translation>
+    </message>
+    <message>
+        <source>%1 records written to %2</source>
+        <translation>已导出 %1 条记录到 %2</translation>
+    </message>
+    <message>
+        <source>Export results</source>
+        <translation>导出采集结果</translation>
+    </message>
+    <message>
+        <source>search (中文 too), Enter</source>
+        <translation>搜索（支持中文），回车</translation>
+    </message>
+    <message>
+        <source>%1 found</source>
+        <translation>找到 %1 条</translation>
+    </message>
+    <message>
+        <source>nothing found</source>
+        <translation>没有找到</translation>
+    </message>
+    <message>
+        <source>Notifications failing: %1</source>
+        <translation>通知发送失败：%1</translation>
     </message>
 </context>
 </TS>

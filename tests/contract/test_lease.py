@@ -386,3 +386,24 @@ def test_urgent_waiting(store_factory: StoreFactory, clock: FakeClock) -> None:
     clock.advance(60)
     assert [i for i, _, _ in store.urgent_waiting(15.0)] == [u3, u1]
     assert store.urgent_waiting(100.0) == []
+
+
+# --- #15 rescue semantics: a release that waits (held gate, open breaker, network down) ------
+
+def test_release_with_a_delay_waits_without_spending_the_attempt(
+        store_factory: StoreFactory, clock: FakeClock) -> None:
+    store = store_factory()
+    assert store.next_due() is None                 # nothing waits
+    t = store.submit(spec())
+    assert store.next_due() is not None and store.next_due() <= clock.now()  # type: ignore[operator]
+    claim(store)
+    store.release(t, "w", reason="rate limited: waits 30s", delay_s=30)
+    rec = store.task(t)
+    assert (rec.state, rec.attempts) == (TaskState.QUEUED, 0)
+    assert rec.not_before == pytest.approx(clock.now() + 30)
+    assert store.next_due() == pytest.approx(clock.now() + 30)
+    assert store.claim("w") is None                 # held back
+    clock.advance(30)
+    assert claim(store).id == t
+    store.release(t, "w")                           # no delay: claimable at once
+    assert store.claim("w") is not None

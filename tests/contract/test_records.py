@@ -116,6 +116,8 @@ def mixed(store: Store, clock: FakeClock) -> dict[int, TaskState]:
     h = run("w2")
     store.release(h, "w2", suspend=True)
     expect[h] = TaskState.SUSPENDED
+    s = store.submit(spec(shop="temu-1", delay_s=3600))  # #18: a delayed task
+    expect[s] = TaskState.SCHEDULED
     assert book.open_count() == 1
     return expect
 

@@ -106,3 +106,17 @@ def window(qtbot: Any, run: Run, store: SqliteStore, host: EngineHost,
     # Not qtbot.addWidget: it would close the window before this shutdown runs.
     run(w.shutdown(), timeout_ms=60_000)
     w.deleteLater()
+
+
+@pytest.fixture
+def console(qtbot: Any, run: Run, store: SqliteStore, tmp_path: Path) -> Iterator[Any]:
+    """A console with no engine: only the store changes what it shows (deterministic)."""
+    from desktop.window import ConsoleContext, MainWindow
+
+    ctx = ConsoleContext(settings=store.settings, store=store, host=None,
+                         config_path=tmp_path / "shopfleet.toml")
+    w = MainWindow(ctx)
+    w.show()
+    yield w
+    run(w.shutdown(), timeout_ms=60_000)
+    w.deleteLater()

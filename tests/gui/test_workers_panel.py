@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
 
 from core import SqliteStore, TaskState, open_store
 from core.testing import FakeClock
@@ -136,6 +137,8 @@ def test_preempting_a_task_another_worker_runs(request: pytest.FixtureRequest, r
     window._update_actions()
     assert window.acts["preempt"].isEnabled()
     window.acts["preempt"].trigger()
+    assert f"#{tid} (" in window.last_confirm.text()
+    window.last_confirm.button(QMessageBox.StandardButton.Yes).click()
     run.until(lambda: tid in store.preempt_requests([tid]))
     assert store.task(tid).state is TaskState.RUNNING  # cooperative: the holder stops it
     assert store.task(tid).lease_owner == far

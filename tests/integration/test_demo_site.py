@@ -359,7 +359,7 @@ def test_bad_faults_are_refused_with_the_field_named(site: DemoSite) -> None:
     with pytest.raises(InvalidInput):
         site.set_fault("captcha", platform="amazon")
     assert set(FAULTS) == {"slow", "error_5xx", "rate_limit", "layout_changed", "crash",
-                           "captcha"}
+                           "captcha", "network_down"}
 
 
 # --- control API and CLI ---------------------------------------------------------------------

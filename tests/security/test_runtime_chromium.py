@@ -40,6 +40,7 @@ SHOP_PAGES = {
                 "setTimeout(function () { w.location = 'ATTACKER/later'; }, 50)\">x</button>"),
     "/base": (200, {}, "<base href='ATTACKER/'><a id='go' href='steal'>x</a>"),
     "/link": (200, {}, "<a id='go' href='ATTACKER/steal'>x</a>"),
+    "/blank": (200, {}, "<a id='go' href='ATTACKER/steal' target='_blank'>x</a>"),
     "/stats": (200, {}, "<p id='p'>stats</p>"),
 }
 
@@ -142,7 +143,8 @@ def test_navigate_to_a_foreign_page_is_stopped_before_loading(
 
 @pytest.mark.parametrize("route", [False, True], ids=["checks", "checks+route"])
 @pytest.mark.parametrize("path,step", [
-    ("/iframe", None), ("/popup", "#go"), ("/base", "#go"), ("/link", "#go")])
+    ("/iframe", None), ("/popup", "#go"), ("/base", "#go"), ("/link", "#go"),
+    ("/blank", "#go")])
 def test_a_page_frame_or_popup_on_a_foreign_origin_stops_the_task(
         path: str, step: str | None, route: bool, sites: tuple[Listener, Listener], loop: Any,
         browser: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -173,12 +175,11 @@ def test_a_blank_popup_sent_elsewhere_later_never_loads_a_foreign_page_unnoticed
              {"action": "wait_element", "locator": "#nothing", "state": "hidden"},
              {"action": "extract", "locator": "body", "into": "after"}]
     out, saved = attempt(loop, browser, shop.url, steps, tmp_path / "ev", route=route)
-    # The runner closes the popup at once: either it was gone before it navigated, or its
-    # navigation was seen (and, with the route, aborted) and the task stopped.
+    # The runner's window.open wrapper closes the window right after the click's script,
+    # before the page's timer can send it elsewhere: nothing foreign loads, on any machine.
     later = [r for r in attacker.seen if r.startswith("GET /later")]
-    assert isinstance(out, OriginBlocked) or later == [], (out, later)
-    if route:
-        assert later == []
+    assert not isinstance(out, TaskError), out
+    assert out.status == "done" and later == [], (out, attacker.seen)
     assert_no_leak(out, saved, attacker, tmp_path / "ev", caplog)
 
 
@@ -295,7 +296,8 @@ def test_params_with_dots_question_marks_and_hashes_stay_in_their_segment(
 def test_a_network_error_is_the_sites_failure_not_a_foreign_page(
         loop: Any, browser: Any, tmp_path: Path) -> None:
     # Chromium shows chrome-error://chromewebdata/ for a failed load: that is no foreign
-    # origin, the site failed (and the step is retried, as site failures are).
+    # origin. A refused connection is the network path's state (#15: NetworkDown, a kind of
+    # SiteFailed that pauses the domain without spending attempts), never OriginBlocked.
     import socket
 
     with socket.socket() as s:
@@ -306,4 +308,4 @@ def test_a_network_error_is_the_sites_failure_not_a_foreign_page(
                          [{"action": "navigate", "url": "{shop.base_url}/x"},
                           {"action": "navigate", "url": "{shop.base_url}/y"}],
                          tmp_path / "ev", start="{shop.base_url}/x", retries=1)
-        assert out.__class__.__name__ == "SiteFailed", out
+        assert out.__class__.__name__ == "NetworkDown", out

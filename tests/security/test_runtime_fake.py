@@ -184,3 +184,84 @@ def test_blocked_tasks_become_tickets_even_when_a_rule_matches() -> None:
         d = decide(task, exc, crashes=0, rule=rule, settings=RescueSettings(),
                    budget=RescueBudget(RescueSettings(), SYSTEM_CLOCK))
         assert d.verdict is Verdict.TICKET
+
+
+def run_watched(s: FakeSite, steps: list[dict[str, Any]], tmp_path: Path,
+                on_step: Any) -> Any:
+    flow = parse_flow({"name": "t", "start_url": BASE + "/popup", "steps": steps})
+
+    async def save(cp: Checkpoint) -> None:
+        return None
+
+    async def go() -> Any:
+        try:
+            return await run_flow(s.new_page(), flow, params={}, shop=shop(),
+                                  checkpoint=None, save_checkpoint=save,
+                                  evidence_dir=tmp_path / "ev", step_timeout_s=5,
+                                  on_step=on_step)
+        except TaskError as exc:
+            return exc
+
+    return asyncio.run(go())
+
+
+def popup_site(url: str, event: str, *, by: str = "script",
+               then: str | None = None) -> FakeSite:
+    return FakeSite({BASE + "/popup": FakeScreen(
+        elements={"#open": FakeElement(text="Open"), "body": FakeElement(text="shop")},
+        clicks={"#open": FakeAction(popup=url, popup_event=event, popup_by=by,
+                                    popup_then=then)})})
+
+
+POPUP_STEPS = [{"action": "click", "locator": "#open"},
+               {"action": "extract", "locator": "body", "into": "after"}]
+
+
+@pytest.mark.parametrize("by", ["script", "link"])
+def test_a_foreign_popup_whose_event_comes_late_stops_the_task_before_the_next_step(
+        by: str, tmp_path: Path) -> None:
+    # Playwright's popup event can come after the step that opened the window (and after
+    # the run ended) on a busy machine: the page-side record of opened windows says so first.
+    s = popup_site("https://evil.test/x", "late", by=by)
+    started: list[int | None] = []
+    out = run_watched(s, POPUP_STEPS, tmp_path,
+                      lambda ev: started.append(ev.index) if ev.status == "started" else None)
+    assert isinstance(out, OriginBlocked) and out.step == 0, out
+    assert "a popup window went to https://evil.test:443" in str(out)
+    assert 1 not in started  # the extract never began
+    assert [p.closed for p in s.popups] == [True]
+
+
+def test_a_blank_window_opened_by_a_link_is_closed_before_the_next_step(
+        tmp_path: Path) -> None:
+    # Its popup event comes late: the runner waits for it (the record said a window opened).
+    s = popup_site("", "late", by="link")
+    closed_when_next_began: list[bool] = []
+
+    def on_step(ev: Any) -> None:
+        if ev.index == 1 and ev.status == "started":
+            closed_when_next_began.append(all(p.closed for p in s.popups))
+
+    out = run_watched(s, POPUP_STEPS, tmp_path, on_step)
+    assert not isinstance(out, TaskError), out
+    assert out.status == "done" and out.results == {"after": "shop"}
+    assert len(s.popups) == 1 and closed_when_next_began == [True]
+
+
+def test_a_blank_window_the_page_sends_elsewhere_later_never_gets_there(
+        tmp_path: Path) -> None:
+    s = popup_site("", "late", then="https://evil.test/later")
+    out = run_watched(s, POPUP_STEPS, tmp_path, None)
+    assert not isinstance(out, TaskError), out
+    assert [p.visited for p in s.popups] == [["about:blank"]]
+
+
+def test_a_window_that_never_shows_up_to_be_checked_stops_the_task(tmp_path: Path) -> None:
+    s = popup_site("", "never", by="link")
+    started: list[int | None] = []
+    steps = [{**POPUP_STEPS[0], "timeout_s": 0.2}, POPUP_STEPS[1]]
+    out = run_watched(s, steps, tmp_path,
+                      lambda ev: started.append(ev.index) if ev.status == "started" else None)
+    assert isinstance(out, OriginBlocked) and out.step == 0, out
+    assert "never showed up to be checked" in str(out)
+    assert 1 not in started

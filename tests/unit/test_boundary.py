@@ -59,6 +59,9 @@ def test_public_names_are_pinned() -> None:
         "SystemClock", "TaskError", "TaskEvent", "TaskRecord", "TaskSpec", "TaskState",
         "UnknownTask", "__version__", "load_settings", "new_owner_id", "parse_specs",
         "settings_from_dict",
+        # #18 schedules, shop groups
+        "ScheduleFailed", "ScheduleFired", "ScheduleRecord", "ScheduleRow", "normalize_tags",
+        "resume_schedule", "run_schedule_now", "schedule_rows", "select_shops",
         # engine, events, demo (engine issue)
         "BreakerState", "BreakerView", "Engine", "EngineStatistics", "GateLevel",
         "NoopExecutor", "Outcome", "TaskControl", "build_engine", "open_store", "EngineHost",
@@ -79,6 +82,19 @@ def test_public_names_are_pinned() -> None:
         "Store", "save_settings", "gates_toml", "TaskPreempted",
         # desktop habits (#16): the pause-all switch
         "pause_all", "all_paused",
+        # #21 recorder and flow editor
+        "record_flow", "RecordedFlow", "ShopLogin", "write_flow_file", "FlowProblem",
+        "FlowEntry", "STEP_ACTIONS", "validate_flow_dict", "flow_catalog", "read_flow_document",
+        "save_flow_file", "flow_file_text", "user_flows_dir", "run_flow_once", "pick_locator",
+        "record_shop_flow", "rename_params",
+        # #19: results export, notifications (the console's Results view, targets' health)
+        "FORMATS", "ResultFilter", "export_results", "make_filter", "open_notifier", "TargetHealth",
+        # #15: what is left after until-idle, takeover, write safety, rules in words
+        "Leftover", "TakeoverResult", "take_over", "check_write_safety", "default_answer",
+        "describe_rule",
+        # the console (#15): live counts from one read
+        "view_counts", "RowError", "ShopImport", "ShopImportRow", "import_shops",
+        "read_shop_list", "set_shop_password", "check_shop_table",
         # shop profiles (#17): the shop dialog, shop-list import, takeover browser, proxy down
         "ContextOptions", "ProfileChange", "ProfileInput", "ProxyFailed", "ShopCheck",
         "ShopProfile", "ShopProxyChanged", "check_shop", "context_options_for",

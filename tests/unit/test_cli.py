@@ -143,8 +143,8 @@ def test_the_registration_list_gives_every_command_once() -> None:
     assert sorted(sub.choices) == sorted([
         "submit", "status", "tasks", "task", "bump", "cancel", "preempt", "shops", "shop",
         "tickets", "ticket", "answer", "quarantine", "release", "kb", "rules", "worker",
-        "workers", "demo", "demo-site", "console", "run-flow", "schema", "doctor",
-        "self-test", "migrate"])
+        "workers", "demo", "demo-site", "console", "run-flow", "record", "schema", "doctor",
+        "self-test", "migrate", "schedule", "results", "search", "notify", "takeover"])
     # every command answers: a handler, and --json for its errors
     for name, command in sub.choices.items():
         assert "--json" in command._option_string_actions, name

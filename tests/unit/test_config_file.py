@@ -22,3 +22,15 @@ def test_saving_replaces_the_whole_file(tmp_path: Path) -> None:
     save_settings(Settings().with_changes(pool={"max_browsers": 3}), path)
     save_settings(Settings(), path)
     assert load_settings(path) == Settings()
+
+
+def test_notify_targets_and_the_digest_load_back_the_same(tmp_path: Path) -> None:
+    # #19: [[notify]] is an array of tables; the console's settings dialog must keep it
+    s = Settings().with_changes(digest={"at": "09:00", "tz": "Asia/Shanghai"})
+    s = s.model_copy(update={"notify": [
+        {"name": "ops", "kind": "dingtalk", "url": "https://oapi.dingtalk.test/robot/send",
+         "events": ["ticket", "digest"], "quiet_hours": "22:00-07:00", "tz": "Asia/Shanghai"},
+        {"name": "slack-ops", "kind": "slack", "url": "https://hooks.slack.test/x"}]})
+    path = save_settings(s, tmp_path / "shopfleet.toml")
+    assert load_settings(path) == s
+    assert path.read_text(encoding="utf-8").count("[[notify]]") == 2

@@ -60,6 +60,7 @@ def test_failed_attempts_are_retried_then_become_a_ticket(make_store: StoreFacto
                        breakers={"failures": 100})
     tid = store.submit(task(fake="site_failed"))
     human = store.submit(task("pdd-2", fake="needs_human"))
+    store.submit(task("pdd-2"))  # the domain works for others: tid fails on its own (#15)
     engine, ex, _ = make_engine(store, clock)
 
     async def go() -> None:

@@ -476,3 +476,28 @@ def test_the_source_file_is_read_never_changed(make_store: StoreFactory, clock: 
     assert path.stat().st_mode & 0o777 == 0o644
     wal = Path(f"{path}-wal")   # a read-only reader of a WAL file may leave it, but empty
     assert not wal.exists() or wal.stat().st_size == 0
+
+
+def test_schedules_tags_and_delayed_tasks_move_to_redis(make_store: StoreFactory,
+                                                        clock: FakeClock, redis_url: str,
+                                                        redis_store: Any) -> None:
+    """#18: a schedule (definition, mark, paused, last error), a shop's tags and a delayed
+    task arrive as they were, and the delayed task still waits for its time on Redis."""
+    src = make_store()
+    src.retag_shop("pdd-1", add=["north", "华北"])
+    src.add_schedule("daily", {"name": "daily", "cron": "0 8 * * *"}, mark=123.5)
+    src.set_schedule_state("daily", paused=True, last_error="flow gone")
+    tid = src.submit(spec(delay_s=600))
+    report = mig.migrate(src.path, redis_url, settings=SETTINGS, clock=clock)
+    assert report.verification is not None and report.verification.ok
+    assert report.copied["schedules"] == 1
+    dst = redis_store()
+    rec = dst.schedule_record("daily")
+    assert (rec.definition, rec.mark, rec.paused, rec.last_error) == (
+        {"name": "daily", "cron": "0 8 * * *"}, 123.5, True, "flow gone")
+    assert dst.shop("pdd-1").tags == ("north", "华北")
+    assert dst.task(tid).state is TaskState.SCHEDULED
+    assert dst.claim("w") is None
+    clock.advance(600)
+    c = dst.claim("w")
+    assert c is not None and c.id == tid

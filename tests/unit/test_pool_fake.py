@@ -619,19 +619,14 @@ def test_a_browser_that_hangs_on_version_is_reported_not_waited_for(
 
 def test_doctor_cli_exit_code_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import argparse
+    from core.cli import main
 
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers()
-    discovery.register_cli(sub)
     cfg = tmp_path / "c.toml"
     cfg.write_text(f'[browser]\nexecutable_path = "{tmp_path / "missing"}"\n')
     monkeypatch.setattr(discovery, "_CHANNEL_PATHS", {"chrome": {}, "msedge": {}})
     monkeypatch.setattr(discovery, "_SYSTEM_CHROMIUMS", {})
     monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", str(tmp_path))
-    args = parser.parse_args(["doctor", "--json"])
-    args.config = str(cfg)
-    assert args.func(args) == 1
+    assert main(["doctor", "--json", "--config", str(cfg)]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["ok"] is False and out["findings"][0]["status"] == "failed"
 

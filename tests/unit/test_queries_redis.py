@@ -123,6 +123,10 @@ def _fill(both: Both, clock: FakeClock) -> None:
         both(lambda st, t=tid: st.release(t, "w1", reason="preempted", suspend=True,
                                           checkpoint={"next_step": 1}))
     assert running
+    # #18: delayed tasks, waiting as scheduled
+    for k in range(3):
+        s = spec("collect_data", SHOPS[k][0], delay_s=3600 + k)
+        both(lambda st, s=s: st.submit(s))
     clock.advance(30)
 
 
@@ -166,9 +170,9 @@ def test_every_view_sort_and_filter_pages_alike(stores: tuple[SqliteStore, Store
 
 def test_rows_shops_choices_and_detail_alike(stores: tuple[SqliteStore, Store]) -> None:
     sq, rd = stores
-    ids = list(range(1, 64))  # 61..63 do not exist
+    ids = list(range(1, 67))  # 64..66 do not exist
     assert task_rows(rd, ids) == task_rows(sq, ids)
-    assert len(task_rows(sq, ids)) == 60
+    assert len(task_rows(sq, ids)) == 63
     assert shop_rows(rd) == shop_rows(sq)
     rows = shop_rows(sq)
     assert (sum(r.waiting for r in rows), sum(r.running for r in rows)) == (1, 2)

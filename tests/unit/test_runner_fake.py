@@ -13,6 +13,7 @@ import pytest
 from core.errors import (
     BrowserCrashed,
     NeedsHuman,
+    NetworkDown,
     PageChanged,
     RateLimited,
     SiteFailed,
@@ -402,10 +403,12 @@ def test_navigation_timeout_is_step_timeout(h: Harness) -> None:
     assert isinstance(h.fail(), StepTimeout)
 
 
-def test_network_error_is_site_failed(h: Harness) -> None:
+def test_network_error_is_network_down(h: Harness) -> None:
+    """#15: a network-path failure is not the site's answer: NetworkDown (a SiteFailed)."""
     h.site.pages[f"{BASE}/messages"].net_error = "net::ERR_CONNECTION_REFUSED"
     err = h.fail()
-    assert type(err) is SiteFailed and "ERR_CONNECTION_REFUSED" in str(err)
+    assert type(err) is NetworkDown and "ERR_CONNECTION_REFUSED" in str(err)
+    assert isinstance(err, SiteFailed)
 
 
 def test_wedged_step_times_out(h: Harness) -> None:

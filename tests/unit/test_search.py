@@ -18,18 +18,19 @@ from core.store.sqlite.schema import migrate
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[sqlite_utils.Database]:
     conn = sqlite3.connect(tmp_path / "shopfleet.db")
-    migrate(conn)  # the real tickets and kb_answers tables
+    migrate(conn)  # the real results, tickets and kb_answers tables, indexed by migration 7
     database = sqlite_utils.Database(conn)
-    # stage 2's results table: one row per record, its text flattened
-    database["results"].create({"id": int, "task_id": int, "shop": str, "text": str}, pk="id")
-    database["results"].insert({"id": 1, "task_id": 1, "shop": "pdd-1",
-                                "text": "订单 A1 客户申请退款，物流太慢"})  # before the index
     for name in SOURCES:
-        assert enable_search(database, name) is True
-        assert enable_search(database, name) is False  # idempotent
+        assert enable_search(database, name) is False  # the migration made every index
+    rec = {"seq": 0, "platform": "pdd", "type": "collect_data", "finished_at": 0.0,
+           "record": "{}"}
+    disable_search(database, "results")  # a row written before the index is found too
+    database["results"].insert({**rec, "id": 1, "task_id": 1, "shop": "pdd-1",
+                                "text": "订单 A1 客户申请退款，物流太慢"})
+    assert enable_search(database, "results") is True
     database["results"].insert_all([
-        {"id": 2, "task_id": 2, "shop": "temu-1", "text": "好评：包装很好 great packaging"},
-        {"id": 3, "task_id": 3, "shop": "pdd-2", "text": "价格 100% 正确"},
+        {**rec, "id": 2, "task_id": 2, "shop": "temu-1", "text": "好评：包装很好 great packaging"},
+        {**rec, "id": 3, "task_id": 3, "shop": "pdd-2", "text": "价格 100% 正确"},
     ])
     ticket = {"task_id": 1, "state": "open", "opened_at": 0.0, "shop": "pdd-1",
               "platform": "pdd", "domain": "pdd.test", "task_type": "reply_customer",

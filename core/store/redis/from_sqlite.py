@@ -35,6 +35,9 @@ How it goes:
 Over 600 lines on purpose: one run (``_Migration``) in the order above, its report and its two
 indexing scripts; every stage reads the same snapshot and writes the same counters, so the
 stages stay together.
+
+Why one module over 600 lines: it is one run over one SQLite snapshot (marker, paged copy,
+verification, report), each stage feeding the next.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ IN_PROGRESS = "in progress"
 DONE = "done"
 NOT_VERIFIED = "verification failed"
 COPIED = ("shops", "paused_domains", "tasks", "events", "idempotency_keys", "tickets",
-          "kb_answers", "rules", "metrics_minutes", "meta")
+          "kb_answers", "rules", "metrics_minutes", "meta", "schedules")
 """What the report counts, in its order."""
 SKIPPED_META = ("engine_snapshot",)
 """Meta entries of the desktop's own engine (and ``worker:*``): not the fleet's."""
@@ -400,6 +403,7 @@ class _Migration:
             self.copy_rules(totals)
             self.copy_metrics(totals)
             self.copy_meta(totals)
+            self.copy_schedules(totals)
             self.set_counters()
             verification = self.verify(by_state)
         recovered = self.recover_running() if verification.ok else []
@@ -496,6 +500,7 @@ class _Migration:
             "rules": c(sql.COUNT_RULES),
             "metrics_minutes": c(sql.COUNT_METRICS_MINUTES),
             "meta": meta,
+            "schedules": c("SELECT count(*) FROM schedules"),  # #18
         }
         return totals
 
@@ -641,6 +646,23 @@ class _Migration:
             n += len(keep)
         self.copied["meta"] = n
 
+    def copy_schedules(self, totals: dict[str, int]) -> None:
+        """#18: each schedule's hash (definition, mark, paused, last error) and its name."""
+        n = 0
+        for rows in self.pages("schedules", "name", ""):
+            pipe = self.pipe()
+            for row in rows:
+                pipe.hset(f"{self.k.prefix}:schedule:{row['name']}", mapping={
+                    "definition": row["definition"], "mark": repr(float(row["mark"])),
+                    "paused": "1" if row["paused"] else "0", "last_error": row["last_error"],
+                    "created_at": repr(float(row["created_at"])),
+                    "updated_at": repr(float(row["updated_at"]))})
+                pipe.zadd(f"{self.k.prefix}:schedules", {row["name"]: 0})
+            pipe.execute()
+            n += len(rows)
+            self.progress("schedules", n, totals["schedules"])
+        self.copied["schedules"] = n
+
     def set_counters(self) -> None:
         """``P:seq`` at the highest id of each kind: the next one is new."""
         seq = {}
@@ -663,6 +685,7 @@ class _Migration:
         checks: list[tuple[str, int, str, str]] = [
             ("queue ready", by_state["queued"], "zcard", k.ready),
             ("queue suspended", by_state["suspended"], "zcard", k.suspended),
+            ("queue scheduled", by_state["scheduled"], "zcard", k.scheduled),
             ("leases", by_state["running"], "zcard", k.running),
             ("tasks", sum(by_state.values()), "zcard", k.tasks),
             ("tickets", c(sql.COUNT_TICKETS), "zcard", k.tickets),
@@ -677,6 +700,8 @@ class _Migration:
              k.metrics),
             ("paused domains", c(sql.COUNT_PAUSED_DOMAINS), "hlen",
              k.paused_domains),
+            ("schedules", c("SELECT count(*) FROM schedules"), "zcard",
+             f"{k.prefix}:schedules"),
         ]
         for _, _, op, key in checks:
             getattr(pipe, op)(key)

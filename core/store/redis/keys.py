@@ -15,7 +15,8 @@ key                             type    content
 ``P:meta``                      hash    name → value (settings kept in the store, snapshots)
 ``P:shop:<id>``                 hash    id, name, platform, base_url, domain, username,
                                         password_enc (base64), paused (0/1), created_at,
-                                        allowed_origins (JSON list); #17 shop profiles:
+                                        allowed_origins (JSON list),
+                                        tags (#18: sorted JSON list); #17 shop profiles:
                                         profile (JSON, core.profiles.ShopProfile),
                                         proxy_password_enc (base64, vault-encrypted)
 ``P:shops``                     hash    shop name → id
@@ -32,8 +33,14 @@ key                             type    content
                                         :func:`member` (zero-padded id), score = :func:`score`
 ``P:q:shop:<shop_id>``          zset    the same, per shop (claims when busy shops hold the top)
 ``P:q:suspended``               zset    suspended (preempted) tasks, same member and score
-``P:q:age``                     zset    band-0 queued tasks, score = created_at (hard aging:
-                                        the due ones are a range); member as in ``P:q:ready``
+``P:q:sched``                   zset    #18: scheduled (delayed) tasks, score = not_before;
+                                        the claim script promotes the due ones first
+``P:schedule:<name>``           hash    #18: definition JSON, mark, paused (0/1), last_error,
+                                        created_at, updated_at
+``P:schedules``                 zset    #18: schedule names (score 0: by name)
+``P:q:age``                     zset    band-0 queued tasks, score = queued_at (or created_at)
+                                        (hard aging: the due ones are a range); member as
+                                        in ``P:q:ready``
 ``P:q:sage``                    zset    the same for band-0 suspended tasks
 ``P:q:urgency``                 zset    queued tasks with an urgency re-estimate ahead,
                                         score = urgency_next_at (padded member)
@@ -58,6 +65,15 @@ key                             type    content
 ``P:worker:<owner>``            hash    host, pid, slots, running, started_at, heartbeat_at,
                                         state (alive/stopped/lost), detail JSON
 ``P:workers``                   zset    owner → last heartbeat time
+``P:outbox:targets``            set     notification targets with anything on record (#19)
+``P:outbox:batches``            hash    claimed batch id → its target
+``P:outbox:t:<target>:wait``    zset    unclaimed event ids, score = enqueued_at
+``P:outbox:t:<target>:ev``      hash    event id → event JSON (unclaimed and claimed)
+``P:outbox:t:<target>:seen``    zset    every event id enqueued, score = enqueued_at (refuses
+                                        a duplicate; pruned after keep_days at each send)
+``P:outbox:t:<target>:batch``   hash    the claimed batch: id, ids (JSON list), next_at,
+                                        attempts
+``P:outbox:t:<target>:health``  hash    failing_since, last_error, given_up, last_sent_at
 =============================== ======= ===========================================================
 
 Queue order: SQLite serves ``band DESC, prio_key DESC, id``. A sorted set orders by score,
@@ -71,8 +87,8 @@ from __future__ import annotations
 BAND_SPAN = 2 ** 40
 """The score distance between hard-aging bands (prio_key stays well inside ±2^39)."""
 ID_DIGITS = 12
-TASK_STATES = ("queued", "running", "suspended", "waiting_human", "quarantined", "done",
-               "failed", "cancelled")
+TASK_STATES = ("queued", "scheduled", "running", "suspended", "waiting_human", "quarantined",
+               "done", "failed", "cancelled")
 TICKET_STATES = ("open", "answered", "closed", "cancelled")
 
 
@@ -99,6 +115,7 @@ class Keys:
         self.idem = f"{p}:idem"
         self.ready = f"{p}:q:ready"
         self.suspended = f"{p}:q:suspended"
+        self.scheduled = f"{p}:q:sched"
         self.age = f"{p}:q:age"
         self.sage = f"{p}:q:sage"
         self.urgency = f"{p}:q:urgency"
@@ -159,3 +176,16 @@ class Keys:
 
     def worker(self, owner: str) -> str:
         return f"{self.prefix}:worker:{owner}"
+
+    # --- #19 notification outbox
+    @property
+    def outbox_targets(self) -> str:
+        return f"{self.prefix}:outbox:targets"
+
+    @property
+    def outbox_batches(self) -> str:
+        return f"{self.prefix}:outbox:batches"
+
+    def outbox(self, target: str, part: str) -> str:
+        """``part``: wait, ev, seen, batch or health."""
+        return f"{self.prefix}:outbox:t:{target}:{part}"

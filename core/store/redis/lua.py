@@ -14,6 +14,10 @@ Over 600 lines on purpose: it is one thing, the store's whole server side, and i
 one PRELUDE (key names, number formatting, ``enter``/``leave`` of the queue indexes) that each
 script is registered with; split across modules, a change to the shared Lua would no longer be
 read beside every script that depends on it.
+
+Why one module over 600 lines: every script shares the one PRELUDE defined here and is read
+beside it; splitting the scripts apart would separate each from the key layout and helpers it
+relies on.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ end
 
 local function key_of(t, attempts, bump)
   return prio_key(tonumber(t.base), tonumber(t.urgency), attempts or tonumber(t.attempts),
-                  bump or tonumber(t.bump), tonumber(t.created_at))
+                  bump or tonumber(t.bump), tonumber(t.queued_at or t.created_at))
 end
 
 local function load(id)
@@ -75,6 +79,8 @@ local function leave(id, t)
   elseif s == 'suspended' then
     redis.call('ZREM', k('q:suspended'), m)
     redis.call('ZREM', k('q:sage'), m)
+  elseif s == 'scheduled' then
+    redis.call('ZREM', k('q:sched'), m)
   elseif s == 'running' then
     redis.call('ZREM', k('running'), id)
     if t.lease_owner then
@@ -97,11 +103,13 @@ local function enter(id, t)
     local sc = qscore(t)
     redis.call('ZADD', k('q:ready'), sc, m)
     redis.call('ZADD', k('q:shop:' .. t.shop_id), sc, m)
-    if t.band == '0' then redis.call('ZADD', k('q:age'), t.created_at, m) end
+    if t.band == '0' then redis.call('ZADD', k('q:age'), t.queued_at or t.created_at, m) end
     if t.urgency_next_at then redis.call('ZADD', k('q:urgency'), t.urgency_next_at, m) end
   elseif s == 'suspended' then
     redis.call('ZADD', k('q:suspended'), qscore(t), m)
-    if t.band == '0' then redis.call('ZADD', k('q:sage'), t.created_at, m) end
+    if t.band == '0' then redis.call('ZADD', k('q:sage'), t.queued_at or t.created_at, m) end
+  elseif s == 'scheduled' then
+    redis.call('ZADD', k('q:sched'), t.not_before, m)
   elseif s == 'running' then
     redis.call('ZADD', k('running'), t.lease_until, id)
     redis.call('SADD', k('owner:' .. t.lease_owner), id)
@@ -119,7 +127,7 @@ local function log(id, at, from, to, reason)
              'at', at, 'from', from or '', 'to', to, 'reason', reason)
 end
 
-local WAITING = {queued = true, suspended = true}
+local WAITING = {queued = true, suspended = true, scheduled = true}
 
 -- change a task's fields (false = NULL), keeping every index, the counts and the log in step
 local function update(id, t, ch)
@@ -214,6 +222,23 @@ local function requeue(id, t, cp, why, reentry)
     checkpoint = cp, updated_at = NOW_S})
 end
 
+-- scheduled tasks whose not_before came join the queue: at most n, oldest first (their key
+-- already ages from not_before)
+local function promote(n)
+  local due = redis.call('ZRANGEBYSCORE', k('q:sched'), '-inf', NOW_S, 'LIMIT', 0, n)
+  for _, m in ipairs(due) do
+    local id = tostring(tonumber(m))
+    local t = load(id)
+    if t and t.state == 'scheduled' then
+      update(id, t, {state = 'queued', state_reason = 'due (not before reached)',
+                     updated_at = NOW_S})
+    else
+      redis.call('ZREM', k('q:sched'), m)
+    end
+  end
+  return #due
+end
+
 local function hard_age(cutoff)
   local n = 0
   for _, zk in ipairs({k('q:age'), k('q:sage')}) do
@@ -256,8 +281,8 @@ for i, t in ipairs(tasks) do
   if not known then fresh[#fresh + 1] = i end
 end
 if #fresh > 0 then
-  local c = redis.call('HMGET', k('counts'), 'queued', 'suspended')
-  local queued = tonumber(c[1] or '0') + tonumber(c[2] or '0')
+  local c = redis.call('HMGET', k('counts'), 'queued', 'suspended', 'scheduled')
+  local queued = tonumber(c[1] or '0') + tonumber(c[2] or '0') + tonumber(c[3] or '0')
   local routine = 0
   for _, i in ipairs(fresh) do
     if not tasks[i].urgent then routine = routine + 1 end
@@ -272,10 +297,16 @@ end
 for _, i in ipairs(fresh) do
   local t = tasks[i]
   local id = tostring(redis.call('HINCRBY', k('seq'), 'task', 1))
-  local f = {'id', id, 'type', t.type, 'shop_id', t.shop_id, 'state', 'queued',
-    'state_reason', 'submitted', 'base', t.base, 'urgency', t.urgency,
+  -- a delayed task (start ahead of now) waits as scheduled; its key ages from its start
+  local state, why, start = 'queued', 'submitted', NOW_S
+  if t.start and tonumber(t.start) > NOW then
+    state, why, start = 'scheduled', 'submitted, not before ' .. t.start_iso, t.start
+  end
+  local f = {'id', id, 'type', t.type, 'shop_id', t.shop_id, 'state', state,
+    'state_reason', why, 'base', t.base, 'urgency', t.urgency,
     'urgency_fixed', t.urgency_fixed, 'bump', '0', 'prio_key', t.prio_key, 'band', '0',
-    'preemptible', '1', 'created_at', NOW_S, 'updated_at', NOW_S, 'not_before', NOW_S,
+    'preemptible', '1', 'created_at', NOW_S, 'updated_at', NOW_S, 'not_before', start,
+    'queued_at', start,
     'attempts', '0', 'max_attempts', t.max_attempts, 'spec', t.spec, 'crashes', '0'}
   if t.key then f[#f + 1] = 'key'; f[#f + 1] = t.key end
   if t.urgency_next_at then f[#f + 1] = 'urgency_next_at'; f[#f + 1] = t.urgency_next_at end
@@ -284,11 +315,11 @@ for _, i in ipairs(fresh) do
   local row = load(id)
   enter(id, row)
   if t.key then redis.call('HSET', k('idem'), t.key, id) end
-  redis.call('HINCRBY', k('counts'), 'queued', 1)
-  redis.call('ZADD', k('state:queued'), id, id)
+  redis.call('HINCRBY', k('counts'), state, 1)
+  redis.call('ZADD', k('state:' .. state), id, id)
   redis.call('ZADD', k('tasks'), id, id)
   redis.call('ZADD', k('shop_tasks:' .. t.shop_id), id, id)
-  log(id, NOW_S, nil, 'queued', 'submitted')
+  log(id, NOW_S, nil, state, why)
   ids[i] = id
 end
 return ids
@@ -298,7 +329,8 @@ CLAIM = r"""
 -- ARGV[5] owner, [6] limit, [7] lease until, [8] hard-aging cutoff (created_at),
 -- [9] max tasks per shop, [10] excluded domains (JSON), [11] probe domains (JSON),
 -- [12] rows looked at before the per-shop search, [13] '1' = check urgency re-estimates,
--- [14] excluded shop names (JSON), [15] probe shop names (JSON) (#17 proxy breakers)
+-- [14] scheduled tasks promoted at most (due ones join the queue first),
+-- [15] excluded shop names (JSON), [16] probe shop names (JSON) (#17 proxy breakers)
 local OWNER = ARGV[5]
 local LIMIT = tonumber(ARGV[6])
 local UNTIL = ARGV[7]
@@ -309,11 +341,12 @@ local probes = {}
 for _, d in ipairs(cjson.decode(ARGV[11])) do probes[d] = true end
 local FAST = tonumber(ARGV[12])
 local exshops = {}
-for _, n in ipairs(cjson.decode(ARGV[14] or '[]')) do exshops[n] = true end
+for _, n in ipairs(cjson.decode(ARGV[15] or '[]')) do exshops[n] = true end
 local probeshops = {}
-for _, n in ipairs(cjson.decode(ARGV[15] or '[]')) do probeshops[n] = true end
+for _, n in ipairs(cjson.decode(ARGV[16] or '[]')) do probeshops[n] = true end
 
 if LIMIT <= 0 then return '[]' end
+promote(tonumber(ARGV[14]))
 hard_age(ARGV[8])
 if ARGV[13] == '1' and #redis.call('ZRANGEBYSCORE', k('q:urgency'), '-inf', NOW_S,
                                    'LIMIT', 0, 1) > 0 then
@@ -448,7 +481,8 @@ return 'queued'
 """
 
 RELEASE = r"""
--- ARGV[5] id, [6] owner, [7] reason, [8] checkpoint JSON or '', [9] new state
+-- ARGV[5] id, [6] owner, [7] reason, [8] checkpoint JSON or '', [9] new state,
+-- [10] seconds before it may be claimed again (0: now)
 local id, owner = ARGV[5], ARGV[6]
 local t = held(id, owner)
 if not t then return lost(id, owner) end
@@ -456,6 +490,10 @@ local ch = {state = ARGV[9], state_reason = ARGV[7], updated_at = NOW_S,
   attempts = num(math.max(0, tonumber(t.attempts) - 1)), preempt_requested = false,
   lease_owner = false, lease_until = false}
 if ARGV[8] ~= '' then ch.checkpoint = ARGV[8] end
+local delay = tonumber(ARGV[10] or '0') or 0
+if delay > 0 then
+  ch.not_before = num(math.max(tonumber(t.not_before or '0') or 0, NOW + delay))
+end
 update(id, t, ch)
 return ARGV[9]
 """
@@ -660,7 +698,7 @@ if s == 'done' or s == 'failed' or s == 'cancelled' then
               '; only unfinished tasks can be bumped')
 end
 local base, urg, attempts = tonumber(t.base), tonumber(t.urgency), tonumber(t.attempts)
-local bump, created = tonumber(t.bump), tonumber(t.created_at)
+local bump, created = tonumber(t.bump), tonumber(t.queued_at or t.created_at)
 -- a running task's attempt in flight has earned no retry bonus yet (its key has none)
 if s == 'running' then attempts = attempts - 1 end
 local a = attempts
@@ -699,6 +737,7 @@ return s
 
 THRESHOLDS = r"""
 -- ARGV[5] hard-aging cutoff, [6..] triples id, urgency points, next change or ''
+promote(1000)
 local hard = hard_age(ARGV[5])
 local due = 0
 for i = 6, #ARGV, 3 do
@@ -709,7 +748,7 @@ for i = 6, #ARGV, 3 do
     local nxt = ARGV[i + 2]
     if nxt == '' then nxt = false end
     local pk = num(prio_key(tonumber(t.base), tonumber(ARGV[i + 1]), tonumber(t.attempts),
-                            tonumber(t.bump), tonumber(t.created_at)))
+                            tonumber(t.bump), tonumber(t.queued_at or t.created_at)))
     update(id, t, {urgency = ARGV[i + 1], urgency_next_at = nxt, prio_key = pk,
       updated_at = NOW_S})
   end
@@ -721,12 +760,14 @@ return {hard, due}
 REKEY = r"""
 -- recompute every queued task's key (the aging rate changed)
 local n = 0
-for _, m in ipairs(redis.call('ZRANGE', k('q:ready'), 0, -1)) do
-  local id = tostring(tonumber(m))
-  local t = load(id)
-  if t then
-    update(id, t, {prio_key = num(key_of(t))})
-    n = n + 1
+for _, zk in ipairs({k('q:ready'), k('q:sched')}) do
+  for _, m in ipairs(redis.call('ZRANGE', zk, 0, -1)) do
+    local id = tostring(tonumber(m))
+    local t = load(id)
+    if t then
+      update(id, t, {prio_key = num(key_of(t))})
+      n = n + 1
+    end
   end
 end
 return n
@@ -765,7 +806,43 @@ redis.call('HSET', k('shops'), ARGV[5], id)
 return id
 """
 
+# --- #18 schedules: a firing's tasks and its mark in one script. The mark is compared first
+# (of several workers only the one that read the current mark fires); the submission is
+# SUBMIT's own (its error returns come before any write); the mark moves last.
+# ARGV[5..7] as SUBMIT, [8] schedule name, [9] expected mark, [10] new mark.
+_FIRE_HEAD = r"""
+local sk = k('schedule:' .. ARGV[8])
+local cur = redis.call('HGET', sk, 'mark')
+if not cur then return fail('invalid', 'NAME|no schedule named ' .. ARGV[8]) end
+if tonumber(cur) ~= tonumber(ARGV[9]) then return 'moved' end
+"""
+_SUBMIT_END = "  ids[i] = id\nend\nreturn ids\n"
+assert SUBMIT.count(_SUBMIT_END) == 1
+FIRE = _FIRE_HEAD + SUBMIT.replace(_SUBMIT_END, "  ids[i] = id\nend\n"
+                                   "redis.call('HSET', sk, 'mark', ARGV[10], 'updated_at', NOW_S)\n"
+                                   "return ids\n")
+
+# --- #18 shop tags: ARGV[5] shop id, [6] JSON tags to add, [7] JSON tags to remove,
+# [8] most tags a shop may have
+RETAG = r"""
+local sk = k('shop:' .. ARGV[5])
+local have = {}
+for _, t in ipairs(cjson.decode(redis.call('HGET', sk, 'tags') or '[]')) do have[t] = true end
+for _, t in ipairs(cjson.decode(ARGV[6])) do have[t] = true end
+for _, t in ipairs(cjson.decode(ARGV[7])) do have[t] = nil end
+local out = {}
+for t in pairs(have) do out[#out + 1] = t end
+if #out > tonumber(ARGV[8]) then
+  return fail('invalid', 'TAG|a shop has at most ' .. ARGV[8] .. ' tags')
+end
+table.sort(out)
+if #out == 0 then redis.call('HSET', sk, 'tags', '[]')
+else redis.call('HSET', sk, 'tags', cjson.encode(out)) end
+return #out
+"""
+
 SCRIPTS: dict[str, str] = {
+    "fire": FIRE, "retag": RETAG,  # #18
     "submit": SUBMIT, "claim": CLAIM, "ack": ACK, "fail": FAIL, "release": RELEASE,
     "checkpoint": CHECKPOINT, "renew": RENEW, "recover": RECOVER,
     "lost_workers": LOST_WORKERS, "crash": CRASH, "open_ticket": OPEN_TICKET, "rule": RULE,

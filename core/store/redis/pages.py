@@ -399,5 +399,5 @@ def shop_rows(store: _RedisStore) -> list[ShopRow]:
     return [ShopRow(name=s.name, platform=s.platform, domain=s.domain, base_url=s.base_url,
                     paused=bool(s.paused), domain_paused=s.domain in paused_domains,
                     queued=int(q), running=max(0, running.get(s.id, 0)),
-                    waiting=waiting.get(s.id, 0))
+                    waiting=waiting.get(s.id, 0), tags=s.tags)
             for s, q in zip(shops, queued, strict=True)]

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ...errors import (
     InvalidInput,
+    Refused,
     UnknownTask,
 )
+from ...export import ResultFilter, TaskResults, flow_of, rows_of
+from ...notify.messages import CountsSnapshot, ShopCounts
 from ...priority import KEY_SCALE, score_from_key
 from ...profiles import ShopProfile
+from ...search import NOT_ON_REDIS
 from ..base import WorkerInfo, worker_info
 from ..prepare import check_listing
 from ..records import (
@@ -69,6 +73,7 @@ class RedisReads(RedisConnection):
                           username=h.get("username", ""), has_password="password_enc" in h,
                           paused=h.get("paused") == "1",
                           allowed_origins=tuple(json.loads(h.get("allowed_origins") or "[]")),
+                          tags=tuple(json.loads(h.get("tags") or "[]")),
                           profile=ShopProfile.from_json(h.get("profile")),
                           has_proxy_password="proxy_password_enc" in h)
 
@@ -199,6 +204,25 @@ class RedisReads(RedisConnection):
         counts.update({s: int(n) for s, n in self._r.hgetall(self.keys.counts).items()})
         return counts
 
+    def next_due(self) -> float | None:
+        """The earliest ``not_before`` among queued or suspended tasks (None: none waits);
+        reads every waiting task's hash, in pages (only asked when a worker is idle)."""
+        best: float | None = None
+        for zk in (self.keys.ready, self.keys.suspended):
+            for start in range(0, 1 << 62, 1000):
+                members = self._r.zrange(zk, start, start + 999)
+                if not members:
+                    break
+                pipe = self._r.pipeline(transaction=False)
+                for m in members:
+                    pipe.hget(self.keys.task(int(m)), "not_before")
+                for nb in pipe.execute():
+                    if nb is not None and (best is None or float(nb) < best):
+                        best = float(nb)
+                if len(members) < 1000:
+                    break
+        return best
+
     def status(self) -> QueueStatus:
         """Counts per state, backlog, oldest wait and busy shops, from indexes only."""
         now = self.clock.now()
@@ -283,3 +307,103 @@ class RedisReads(RedisConnection):
             rec.update(json.loads(h.get("detail") or "{}"))
             out.append(worker_info(rec))
         return out
+
+    # --- #19 results and search -----------------------------------------------------------
+
+    def iter_results(self, flt: ResultFilter, *, limit: int | None = None
+                     ) -> Iterator[dict[str, Any]]:
+        """Export rows from the done tasks' hashes, in task id order, 500 tasks a round trip
+        (constant memory; blocking). Redis keeps no results table: each task's results are
+        split into records here by the same rule (:func:`core.export.records_of`)."""
+        chunk, pos, left = 500, 0, limit
+        done = self.keys.state("done")
+        while left is None or left > 0:
+            ids = self._r.zrange(done, pos, pos + chunk - 1)
+            if not ids:
+                return
+            pos += chunk
+            pipe = self._r.pipeline(transaction=False)
+            for tid in ids:
+                pipe.hmget(self.keys.task(int(tid)),
+                           ["id", "type", "shop_id", "spec", "finished_at", "results"])
+            tasks = []
+            for tid, typ, sid, spec, fin, res in pipe.execute():
+                if tid is None or not res:
+                    continue
+                name, platform, _domain = self._shop_info(int(sid))
+                t = TaskResults(int(tid), name, platform, typ, flow_of(_j(spec)), _f(fin),
+                                _j(res))
+                if flt.keeps(t):
+                    tasks.append(t)
+            for row in rows_of(tasks):
+                yield row
+                if left is not None:
+                    left -= 1
+                    if left <= 0:
+                        return
+
+    def search(self, place: str, text: str, *, limit: int = 100) -> list[dict[str, Any]]:
+        raise Refused(NOT_ON_REDIS)
+
+    def counts_snapshot(self, day_start: float, day_end: float) -> CountsSnapshot:
+        """The daily digest's counts (as the SQLite store's). Redis keeps no index on finish
+        time: done and failed tasks are walked newest id first, 500 a round trip, and the walk
+        stops at a chunk where every task finished before ``day_start`` (ids grow with
+        submission, so older ids finished earlier, give or take a long-running task)."""
+        per: dict[str, dict[str, int]] = {}
+        for state in ("done", "failed"):
+            pos = 0
+            while True:
+                ids = self._r.zrevrange(self.keys.state(state), pos, pos + 499)
+                if not ids:
+                    break
+                pos += 500
+                pipe = self._r.pipeline(transaction=False)
+                for tid in ids:
+                    pipe.hmget(self.keys.task(int(tid)), ["shop_id", "finished_at"])
+                older = 0
+                for sid, fin in pipe.execute():
+                    f = _f(fin)
+                    if f is None or sid is None or f < day_start:
+                        older += 1
+                        continue
+                    if f < day_end:
+                        name = self._shop_info(int(sid))[0]
+                        c = per.setdefault(name, {})
+                        c[state] = c.get(state, 0) + 1
+                if older == len(ids):
+                    break
+        pipe = self._r.pipeline(transaction=False)
+        open_ids = self._r.zrange(self.keys.tickets_in("open"), 0, -1)
+        for k in open_ids:
+            pipe.hget(self.keys.ticket(int(k)), "shop")
+        for shop in pipe.execute() if open_ids else []:
+            if shop is not None:
+                c = per.setdefault(shop, {})
+                c["tickets"] = c.get("tickets", 0) + 1
+        sigs: dict[str, int] = {}
+        pos = 0
+        while True:  # tickets newest first until one opened before the day
+            ids = self._r.zrevrange(self.keys.tickets, pos, pos + 499)
+            if not ids:
+                break
+            pos += 500
+            pipe = self._r.pipeline(transaction=False)
+            for k in ids:
+                pipe.hmget(self.keys.ticket(int(k)), ["opened_at", "platform", "task_type",
+                                                      "step_name", "error_class"])
+            stop = False
+            for at, platform, task_type, step_name, error_class in pipe.execute():
+                t = _f(at)
+                if t is None or t < day_start:
+                    stop = True
+                    continue
+                if t < day_end:
+                    key = f"{platform} {task_type} · {step_name} · {error_class}"
+                    sigs[key] = sigs.get(key, 0) + 1
+            if stop:
+                break
+        top = sorted(sigs.items(), key=lambda kv: (-kv[1], kv[0]))[:20]
+        return CountsSnapshot(day_start, tuple(ShopCounts(s, **c) for s, c in sorted(
+            per.items())), self.counts().get("queued", 0),
+            sum(c.get("tickets", 0) for c in per.values()), top)

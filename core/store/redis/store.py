@@ -34,6 +34,7 @@ import base64
 import json
 import time
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -50,7 +51,7 @@ from ...profiles import ShopProfile
 from ...specs import TaskSpec
 from ...urgency import estimator_for
 from ...urls import public_url
-from ..base import FAST_PATH_ROWS
+from ..base import FAST_PATH_ROWS, PROMOTE_BATCH
 from ..owners import owner_is_dead_local
 from ..pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
 from ..prepare import prepare_specs
@@ -61,15 +62,17 @@ from ..records import (
     domain_of,
 )
 from . import pages as redis_queries
+from .groups import RedisGroups
 
 if TYPE_CHECKING:
     from ...tickets import Rule, Signature
+    from .outbox import RedisOutbox
     from .tickets import RedisTicketBook
 from .connection import ROOM_POLL_S, _f, connect_error
 from .reads import RedisReads
 
 
-class RedisStore(RedisReads):
+class RedisStore(RedisGroups, RedisReads):
     """The queue, shops, tickets, metrics and worker registry in one shared Redis.
 
     Args:
@@ -192,6 +195,7 @@ class RedisStore(RedisReads):
             spec, shop, base, urgency = p.spec, p.shop, p.base, p.urgency
             fixed, next_at = p.urgency_fixed, p.urgency_next_at
             base_f, urg_f = float(base), float(urgency)
+            start = max(now, p.start_at)  # a delayed task ages from when it joins the queue
             static = static_points(base=base_f, urgency=urg_f, attempts=0, bump=0.0,
                                    retry_bonus=self._p.retry_bonus)
             t: dict[str, Any] = {
@@ -200,11 +204,15 @@ class RedisStore(RedisReads):
                 "spec": json.dumps(spec.payload(), ensure_ascii=False, separators=(",", ":")),
                 "max_attempts": str(spec.max_attempts or self._q.max_attempts),
                 "urgent": static >= self._p.preempt_threshold,
-                "prio_key": str(self._key(base_f, urg_f, 0, 0.0, now)),
+                "prio_key": str(self._key(base_f, urg_f, 0, 0.0, start)),
                 "key": spec.key,
             }
             if spec.key is None:
                 del t["key"]
+            if start > now:
+                t["start"] = repr(start)
+                t["start_iso"] = datetime.fromtimestamp(start, UTC).isoformat(
+                    timespec="seconds")
             if next_at is not None:
                 t["urgency_next_at"] = repr(float(next_at))
             if spec.deadline_ts is not None:
@@ -286,7 +294,7 @@ class RedisStore(RedisReads):
             until = now + (lease_s if lease_s is not None else self._q.lease_s)
             raw = self._run("claim", owner, limit, repr(until), self._hard_cutoff(now),
                             self._q.max_tasks_per_shop, ex, pr, FAST_PATH_ROWS, check_urgency,
-                            ex_shops, pr_shops, now=now)
+                            PROMOTE_BATCH, ex_shops, pr_shops, now=now)
             rows = json.loads(raw)
             if rows == "urgency":  # re-estimate due urgencies first, as SQLite's claim does
                 self.apply_thresholds()
@@ -350,11 +358,14 @@ class RedisStore(RedisReads):
         return TaskState(state)
 
     def release(self, task_id: int, owner: str, *, reason: str = "released",
-                checkpoint: dict[str, Any] | None = None, suspend: bool = False) -> None:
+                checkpoint: dict[str, Any] | None = None, suspend: bool = False,
+                delay_s: float = 0.0) -> None:
         """Give a claimed task back without counting the attempt; ``suspend`` marks it
-        preempted (it keeps its place by score and resumes from its checkpoint)."""
+        preempted (it keeps its place by score and resumes from its checkpoint); ``delay_s``
+        > 0 keeps it from being claimed for that long."""
         cp = json.dumps(checkpoint, ensure_ascii=False) if checkpoint is not None else ""
-        self._run("release", task_id, owner, reason, cp, "suspended" if suspend else "queued")
+        self._run("release", task_id, owner, reason, cp, "suspended" if suspend else "queued",
+                  repr(max(0.0, float(delay_s))))
 
     def save_checkpoint(self, task_id: int, owner: str, checkpoint: dict[str, Any]) -> None:
         self._run("checkpoint", task_id, owner, json.dumps(checkpoint, ensure_ascii=False))
@@ -564,6 +575,13 @@ class RedisStore(RedisReads):
     def shop_rows(self) -> list[ShopRow]:
         return redis_queries.shop_rows(self)
 
+    # --- #19 notifications ----------------------------------------------------------------
+
+    def outbox(self) -> RedisOutbox:
+        """The notification outbox in this Redis (:class:`core.notify.Outbox`)."""
+        from .outbox import RedisOutbox
+
+        return RedisOutbox(self)
 
 
 __all__ = ["RedisStore", "connect_error", "public_url"]

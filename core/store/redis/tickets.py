@@ -22,6 +22,7 @@ from ...tickets import (
     Ticket,
     TicketState,
     answer_checkpoint,
+    describe_rule,
     normalise_error,
     parse_answer,
 )
@@ -123,7 +124,7 @@ class RedisTicketBook:
                 sig = Signature(tk["platform"], tk["task_type"], tk.get("step_name", ""),
                                 tk["error_class"], norm)
                 rule_args = [rule_act.value, repr(float(rule_delay_s)), sig.key,
-                             sig.describe()]
+                             describe_rule(rule_act, float(rule_delay_s), sig)]
             got = self.store._run("answer", ticket_id, act.value, note, old or "",
                                   json.dumps(cp), why, repr(float(self._reentry)), norm,
                                   *rule_args)

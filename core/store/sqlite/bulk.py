@@ -23,7 +23,8 @@ def load_rows(store: SqliteStore, rows: Iterable[dict[str, Any]]) -> int:
     """Insert queued task rows in one transaction; returns how many.
 
     Each row needs ``type``, ``shop_id``, ``base``, ``spec`` (JSON text); ``key``,
-    ``urgency``, ``created_at`` and ``max_attempts`` are optional.
+    ``urgency``, ``created_at``, ``max_attempts`` and ``not_before`` are optional (a
+    ``not_before`` ahead of now makes the row ``scheduled``, aging from then).
     """
     now = store.clock.now()
     max_attempts = store.settings.queue.max_attempts
@@ -33,9 +34,11 @@ def load_rows(store: SqliteStore, rows: Iterable[dict[str, Any]]) -> int:
         batch: list[tuple[Any, ...]] = []
         for r in rows:
             created = r.get("created_at", now)
-            key = store._key(r["base"], r.get("urgency", 0.0), 0, 0.0, created)
-            batch.append((r.get("key"), r["type"], r["shop_id"], r["base"],
-                          r.get("urgency", 0.0), key, created, now, now,
+            start = r.get("not_before", created)
+            key = store._key(r["base"], r.get("urgency", 0.0), 0, 0.0, start)
+            batch.append((r.get("key"), r["type"], r["shop_id"],
+                          "scheduled" if start > now else "queued", r["base"],
+                          r.get("urgency", 0.0), key, created, now, start, start,
                           r.get("max_attempts", max_attempts), r["spec"]))
             if len(batch) >= BATCH:
                 conn.executemany(sql.INSERT_TASK_BULK, batch)

@@ -173,12 +173,12 @@ class SqliteConnections:
         current = repr(self._p.aging_per_min)
         if row is None or row[0] != current:
             if row is not None:
-                self._rekey(conn, "state = 'queued'")
+                self._rekey(conn, "state IN ('queued', 'scheduled')")
             conn.execute(sql.SET_AGING_RATE, (current,))
 
     def _rekey(self, conn: sqlite3.Connection, where: str, params: Sequence[Any] = ()) -> int:
         rows = conn.execute(
-            f"SELECT id, base, urgency, attempts, bump, created_at FROM tasks WHERE {where}",
+            f"SELECT id, base, urgency, attempts, bump, queued_at FROM tasks WHERE {where}",
             params).fetchall()
         for tid, base, urg, attempts, bump, created in rows:
             conn.execute(sql.SET_TASK_KEY,

@@ -8,6 +8,7 @@ Each read is a keyset range on an index: ``tasks_ready`` for score, ``tasks_stat
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
@@ -162,4 +163,5 @@ def shop_rows(store: _Reader) -> list[ShopRow]:
         sql.WAITING_HUMAN_PER_SHOP)}
     return [ShopRow(name=r[0], platform=r[1], domain=r[2], base_url=r[3], paused=bool(r[4]),
                     domain_paused=bool(r[5]), queued=int(r[6]), running=int(r[7]),
-                    waiting=waiting.get(r[0], 0)) for r in rows]
+                    waiting=waiting.get(r[0], 0), tags=tuple(json.loads(r[8] or "[]")))
+            for r in rows]

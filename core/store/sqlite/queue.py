@@ -20,7 +20,7 @@ from ...priority import (
     score_from_key,
 )
 from ...urgency import estimator_for
-from ..base import FAST_PATH_ROWS
+from ..base import FAST_PATH_ROWS, PROMOTE_BATCH
 from ..owners import owner_is_dead_local
 from ..records import (
     ClaimedTask,
@@ -28,6 +28,7 @@ from ..records import (
 )
 from . import sql
 from .connection import SqliteConnections
+from .results import write_results
 
 
 class SqliteQueue(SqliteConnections):
@@ -38,8 +39,11 @@ class SqliteQueue(SqliteConnections):
         """Apply the events that change keys: hard aging reached, urgency thresholds crossed.
 
         Both use partial indexes on the event time, so with nothing due this is two index
-        probes, not a scan of the queue.
+        probes, not a scan of the queue. First, scheduled tasks whose ``not_before`` came
+        join the queue (at most :data:`PROMOTE_BATCH` a round, oldest first, through their
+        own partial index: the claim index never holds a task that is not due by design).
         """
+        conn.execute(sql.PROMOTE_DUE, (now, now, PROMOTE_BATCH))
         hard = conn.execute(
             sql.HARD_AGE_QUEUED,
             (now, now - self._p.hard_aging_min * 60.0)).rowcount
@@ -270,6 +274,7 @@ class SqliteQueue(SqliteConnections):
                 "results = coalesce(?, results)", (now, now, res))
             # Finished after an answer: its answered ticket(s) close with it.
             conn.execute(sql.CLOSE_ANSWERED_TICKETS, (now, task_id))
+            write_results(conn, task_id)  # #19: its records, in the same transaction
         return op
 
     def ack_many(self, items: Sequence[tuple[int, str, dict[str, Any] | None]]
@@ -333,25 +338,32 @@ class SqliteQueue(SqliteConnections):
         return op
 
     def release(self, task_id: int, owner: str, *, reason: str = "released",
-                checkpoint: dict[str, Any] | None = None, suspend: bool = False) -> None:
+                checkpoint: dict[str, Any] | None = None, suspend: bool = False,
+                delay_s: float = 0.0) -> None:
         """Give a claimed task back without counting the attempt (a safe stop); ``suspend``
-        marks it preempted (it keeps its place by score and resumes from its checkpoint)."""
+        marks it preempted (it keeps its place by score and resumes from its checkpoint);
+        ``delay_s`` > 0 keeps it from being claimed for that long (rescue: a held gate, an
+        open breaker, a network outage — waiting, not failing)."""
         self._call(self.release_op(task_id, owner, reason=reason, checkpoint=checkpoint,
-                                   suspend=suspend))
+                                   suspend=suspend, delay_s=delay_s))
 
     def release_op(self, task_id: int, owner: str, *, reason: str = "released",
-                   checkpoint: dict[str, Any] | None = None, suspend: bool = False
-                   ) -> Callable[[sqlite3.Connection], None]:
+                   checkpoint: dict[str, Any] | None = None, suspend: bool = False,
+                   delay_s: float = 0.0) -> Callable[[sqlite3.Connection], None]:
         cp = json.dumps(checkpoint, ensure_ascii=False) if checkpoint is not None else None
         state = "suspended" if suspend else "queued"
+        delay = max(0.0, float(delay_s))
 
         def op(conn: sqlite3.Connection) -> None:
             now = self.clock.now()
-            self._finish_running(
-                conn, task_id, owner,
-                f"state = '{state}', state_reason = ?, attempts = max(0, attempts - 1), "
-                "updated_at = ?, checkpoint = coalesce(?, checkpoint), "
-                "preempt_requested = NULL", (reason, now, cp))
+            sets = (f"state = '{state}', state_reason = ?, attempts = max(0, attempts - 1), "
+                    "updated_at = ?, checkpoint = coalesce(?, checkpoint), "
+                    "preempt_requested = NULL")
+            params: tuple[Any, ...] = (reason, now, cp)
+            if delay > 0:  # otherwise its not_before stays as it was
+                sets += ", not_before = max(coalesce(not_before, 0), ?)"
+                params += (now + delay,)
+            self._finish_running(conn, task_id, owner, sets, params)
         return op
 
     def save_checkpoint(self, task_id: int, owner: str, checkpoint: dict[str, Any]) -> None:

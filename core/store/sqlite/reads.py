@@ -8,19 +8,25 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
+import sqlite_utils
+
 from ...errors import (
+    EnvironmentProblem,
     InvalidInput,
     UnknownTask,
 )
+from ...export import ResultFilter
+from ...notify.messages import CountsSnapshot, ShopCounts
 from ...priority import (
     KEY_EPOCH,
     KEY_SCALE,
     score_from_key,
 )
 from ...profiles import ShopProfile
+from ...search import search
 from ..base import WorkerInfo, worker_info
 from ..prepare import check_listing
 from ..records import (
@@ -32,6 +38,8 @@ from ..records import (
 )
 from . import sql
 from .connection import SqliteConnections
+from .results import count_results, iter_results
+from .schema import SCHEMA_VERSION
 from .sql import TASK_COLUMNS
 
 
@@ -69,6 +77,7 @@ class SqliteReads(SqliteConnections):
                           base_url=r["base_url"], domain=r["domain"], username=r["username"],
                           has_password=r["password_enc"] is not None, paused=bool(r["paused"]),
                           allowed_origins=tuple(json.loads(r["allowed_origins"] or "[]")),
+                          tags=tuple(json.loads(r["tags"] or "[]")),
                           profile=ShopProfile.from_json(r["profile"]),
                           has_proxy_password=r["proxy_password_enc"] is not None)
 
@@ -170,6 +179,11 @@ class SqliteReads(SqliteConnections):
         counts.update({r[0]: int(r[1]) for r in rows})
         return counts
 
+    def next_due(self) -> float | None:
+        """The earliest ``not_before`` among queued or suspended tasks (None: none waits)."""
+        row = self._reader().execute(sql.NEXT_DUE).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
+
     def status(self) -> QueueStatus:
         """Counts per state, backlog, oldest wait and busy shops, from indexes only."""
         conn = self._reader()
@@ -231,3 +245,45 @@ class SqliteReads(SqliteConnections):
     def workers(self) -> list[WorkerInfo]:
         rows = self._reader().execute(sql.WORKERS).fetchall()
         return [worker_info(json.loads(r[0])) for r in rows]
+
+    # --- #19 results and search -----------------------------------------------------------
+
+    def iter_results(self, flt: ResultFilter, *, limit: int | None = None
+                     ) -> Iterator[dict[str, Any]]:
+        """Export rows from the results table, oldest first (blocking, one cursor).
+
+        The cursor runs on a connection of its own, so the calling thread's reader stays free
+        for other reads while an export streams.
+        """
+        conn = self._connect()
+        try:
+            if not conn.execute(sql.RESULTS_TABLE_EXISTS).fetchone():
+                raise EnvironmentProblem(
+                    f"{self.path} predates the results table (schema {SCHEMA_VERSION - 1} or "
+                    "older); open it once with a command that writes (e.g. 'shopfleet "
+                    "worker') to bring it up to date")
+            yield from iter_results(conn, flt, limit=limit)
+        finally:
+            conn.close()
+
+    def count_results(self, flt: ResultFilter) -> int:
+        return count_results(self._reader(), flt)
+
+    def search(self, place: str, text: str, *, limit: int = 100) -> list[dict[str, Any]]:
+        """Text search (:func:`core.search.search`) on this thread's reader."""
+        return search(sqlite_utils.Database(self._reader()), place, text, limit=limit)
+
+    def counts_snapshot(self, day_start: float, day_end: float) -> CountsSnapshot:
+        """The daily digest's counts: tasks finished per shop in [start, end), open tickets
+        per shop, queued tasks, and the failure signatures of tickets opened then."""
+        conn = self._reader()
+        per: dict[str, dict[str, int]] = {}
+        for shop, done, failed in conn.execute(sql.DIGEST_FINISHED, (day_start, day_end)):
+            per.setdefault(shop, {}).update(done=int(done), failed=int(failed))
+        for shop, n in conn.execute(sql.DIGEST_OPEN_TICKETS):
+            per.setdefault(shop, {})["tickets"] = int(n)
+        sigs = [(str(s), int(n)) for s, n in conn.execute(sql.DIGEST_SIGNATURES,
+                                                         (day_start, day_end))]
+        queued = self.counts().get("queued", 0)
+        return CountsSnapshot(day_start, tuple(ShopCounts(s, **c) for s, c in sorted(
+            per.items())), queued, sum(c.get("tickets", 0) for c in per.values()), sigs)

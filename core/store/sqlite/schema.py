@@ -9,6 +9,11 @@ the two can never drift. Add a migration by appending to ``MIGRATIONS`` *and* up
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+
+from ...search import index_sql
+from .outbox import OUTBOX_TABLES
+from .results import RESULTS_TABLE, backfill
 
 # Every state change of a task is logged by a trigger, with the time and the reason the code
 # put in ``state_reason``: no code path can change a state without leaving a trace.
@@ -192,25 +197,66 @@ _V6 = """
 ALTER TABLE shops ADD COLUMN allowed_origins TEXT NOT NULL DEFAULT '[]';
 """
 
-# --- #17 shop profiles: a shop's network identity (JSON, see core.profiles.ShopProfile) and
-# its proxy's password, encrypted with the vault like the shop's own.
-_V_PROFILES = """
+# --- #18 delayed tasks, shop tags, schedules: a task with ``not_before`` ahead waits as
+# 'scheduled' outside the claim index (its own partial index by time, promoted in batches by
+# the claim); aging and hard aging count from ``queued_at``, when it joined (or will join) the
+# queue. Shops carry tags (a sorted JSON list). A schedule keeps its definition (JSON), its
+# mark (the last firing handled, moved in the transaction that submits the firing's tasks),
+# whether it is paused and why it failed last.
+_V7 = """
+ALTER TABLE shops ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
+CREATE TABLE schedules (
+    name        TEXT PRIMARY KEY,
+    definition  TEXT NOT NULL,
+    mark        REAL NOT NULL,
+    paused      INTEGER NOT NULL DEFAULT 0,
+    last_error  TEXT NOT NULL DEFAULT '',
+    created_at  REAL NOT NULL,
+    updated_at  REAL NOT NULL
+);
+ALTER TABLE tasks ADD COLUMN queued_at REAL;
+UPDATE tasks SET queued_at = created_at;
+DROP INDEX tasks_hard_aging;
+CREATE INDEX tasks_hard_aging ON tasks (queued_at) WHERE state = 'queued' AND band = 0;
+CREATE INDEX tasks_scheduled ON tasks (not_before, id) WHERE state = 'scheduled';
+"""
+
+
+# --- #19 results and search
+# v8: one row per collected record (filled from done tasks' results), trigram FTS5 indexes on
+# results, tickets and knowledge-base answers (sqlite-utils' SQL, see search.py), and the
+# notification outbox (outbox.py).
+_V7_SEARCH = index_sql(_V4_TABLES + RESULTS_TABLE, ("results", "tickets", "kb"))
+
+
+def _v8(conn: sqlite3.Connection) -> None:
+    _script(conn, RESULTS_TABLE)
+    backfill(conn)
+    _script(conn, _V7_SEARCH)
+    _script(conn, OUTBOX_TABLES)
+
+
+Migration = str | Callable[[sqlite3.Connection], None]
+"""SQL text, or a function run on the migration's connection (inside its transaction)."""
+
+# --- #17 shop profiles
+# v9: a shop's network identity (JSON, see core.profiles.ShopProfile) and its proxy's
+# password, encrypted with the vault like the shop's own.
+_V9 = """
 ALTER TABLE shops ADD COLUMN profile TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE shops ADD COLUMN proxy_password_enc BLOB;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6,
-                               _V_PROFILES)  # --- #17 shop profiles
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _v8, _V9)
 FRESH_SCHEMA: str = _V1.replace(
     "    created_at   REAL NOT NULL\n);\nCREATE TABLE paused_domains",
-    "    created_at   REAL NOT NULL,\n    allowed_origins TEXT NOT NULL DEFAULT '[]',\n"
-    "    profile TEXT NOT NULL DEFAULT '{}',\n    proxy_password_enc BLOB\n);\n"
+    "    created_at   REAL NOT NULL,\n    allowed_origins TEXT NOT NULL DEFAULT '[]'\n);\n"
     "CREATE TABLE paused_domains",
 ).replace(
     "    last_error      TEXT\n);",
     "    last_error      TEXT,\n    evidence        TEXT,\n"
     "    crashes         INTEGER NOT NULL DEFAULT 0,\n    preempt_requested TEXT\n);"
-) + _V2 + _V4_TABLES + _V5_INDEX
+) + _V2 + _V4_TABLES + _V5_INDEX + _V7 + RESULTS_TABLE + _V7_SEARCH + OUTBOX_TABLES + _V9
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -248,7 +294,10 @@ def migrate(conn: sqlite3.Connection) -> int:
     return version
 
 
-def _script(conn: sqlite3.Connection, sql: str) -> None:
+def _script(conn: sqlite3.Connection, sql: Migration) -> None:
+    if callable(sql):
+        sql(conn)
+        return
     # executescript() would COMMIT first; run statement by statement inside our transaction.
     for stmt in _statements(sql):
         conn.execute(stmt)

@@ -7,7 +7,9 @@ in ``queue._blocked_shops``, ``reads.preempt_requests``, ``pages.task_rows``), t
 life-cycle change sets (``queue._finish_running`` and ``record_crash_op``,
 ``store.update_shop``), an index chosen per state (``reads.urgent_waiting``), a filter and
 keyset cursor (``reads.tasks``, ``tickets.tickets``, the console's ``pages``) and the
-table-by-table copy of ``core.store.redis.from_sqlite``. No value a caller gives goes into the
+table-by-table copy of ``core.store.redis.from_sqlite``. #19's results and outbox keep their
+statements in :mod:`.results` and :mod:`.outbox`, next to their tables (a feature's module
+with its own table, its filters built per call). No value a caller gives goes into the
 text (states and index names come from the code): values are bound parameters.
 
 Queries on the queue name their index (INDEXED BY): without ANALYZE statistics SQLite may
@@ -25,9 +27,10 @@ TASK_COLUMNS = """t.id, t.key, t.type, s.name AS shop, s.platform, s.domain, t.s
 
 INSERT_TASK_BULK = """
     INSERT INTO tasks (key, type, shop_id, state, state_reason, base, urgency, urgency_fixed,
-                       prio_key, created_at, updated_at, not_before, max_attempts, spec)
-    VALUES (?, ?, ?, 'queued', 'submitted', ?, ?, 1, ?, ?, ?, ?, ?, ?)"""
-"""A queued task from a row the benchmarks built (:mod:`.bulk`)."""
+                       prio_key, created_at, updated_at, not_before, queued_at, max_attempts,
+                       spec)
+    VALUES (?, ?, ?, ?, 'submitted', ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)"""
+"""A queued (or scheduled) task from a row the benchmarks built (:mod:`.bulk`)."""
 
 # -- settings that keys depend on (connection.py) ----------------------------------------------
 
@@ -58,8 +61,8 @@ INSERT_SHOP = (
 INSERT_TASK = (
     "INSERT INTO tasks (key, type, shop_id, state, state_reason, base, urgency, "
     "urgency_fixed, urgency_next_at, prio_key, created_at, updated_at, not_before, "
-    "deadline, max_attempts, spec) VALUES (?, ?, ?, 'queued', 'submitted', ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?)")
+    "deadline, max_attempts, spec, queued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 LOG_EVENT = (
     "INSERT INTO task_events (task_id, at, from_state, to_state, "
@@ -91,13 +94,13 @@ TASK_BY_KEY = "SELECT id, type, shop_id, spec FROM tasks WHERE key = ?"
 TASK_STATE = "SELECT state FROM tasks WHERE id = ?"
 
 TASK_STATE_AND_PRIORITY = (
-    "SELECT state, base, urgency, attempts, bump, created_at FROM tasks WHERE id = ?")
+    "SELECT state, base, urgency, attempts, bump, queued_at FROM tasks WHERE id = ?")
 
 UNPAUSE_DOMAIN = "DELETE FROM paused_domains WHERE domain = ?"
 
 WAITING_COUNT = (
     "SELECT sum(n) FROM state_counts WHERE state IN "
-    "('queued', 'suspended')")
+    "('queued', 'suspended', 'scheduled')")
 
 # -- a task's life cycle: thresholds, claim, ack, fail, release, recovery (queue.py) -----------
 
@@ -134,14 +137,21 @@ FULL_SHOPS = (
 
 HARD_AGE_QUEUED = (
     "UPDATE tasks INDEXED BY tasks_hard_aging SET band = 1, preemptible = 0, "
-    "updated_at = ? WHERE state = 'queued' AND band = 0 AND created_at <= ?")
+    "updated_at = ? WHERE state = 'queued' AND band = 0 AND queued_at <= ?")
 
 HARD_AGE_SUSPENDED = (
     "UPDATE tasks INDEXED BY tasks_suspended SET band = 1, preemptible = 0, "
-    "updated_at = ? WHERE state = 'suspended' AND band = 0 AND created_at <= ?")
+    "updated_at = ? WHERE state = 'suspended' AND band = 0 AND queued_at <= ?")
+
+PROMOTE_DUE = (
+    "UPDATE tasks SET state = 'queued', state_reason = 'due (not before reached)', "
+    "updated_at = ? WHERE id IN (SELECT id FROM tasks INDEXED BY tasks_scheduled "
+    "WHERE state = 'scheduled' AND not_before <= ? ORDER BY not_before, id LIMIT ?)")
+"""Scheduled tasks whose time came join the queue, at most a batch per claim round (their key
+already counts aging from ``not_before``: nothing else changes)."""
 
 HELD_TASK_ATTEMPTS = (
-    "SELECT attempts, max_attempts, base, urgency, bump, created_at FROM tasks "
+    "SELECT attempts, max_attempts, base, urgency, bump, queued_at FROM tasks "
     "WHERE id = ? AND state = 'running' AND lease_owner = ?")
 
 OPEN_LOST_WORKER_TICKET = (
@@ -164,7 +174,7 @@ REQUEUE_RECOVERED = (
 
 RUNNING_LEASES = (
     "SELECT id, lease_owner, lease_until, attempts, max_attempts, base, urgency, "
-    "bump, created_at FROM tasks WHERE state = 'running'")
+    "bump, queued_at FROM tasks WHERE state = 'running'")
 
 RUNNING_OF_SHOP = (
     "SELECT count(*) FROM tasks INDEXED BY tasks_leases "
@@ -183,7 +193,7 @@ SHOPS_OF_DOMAIN = "SELECT id FROM shops WHERE domain = ?"
 SHOP_IDS = "SELECT id FROM shops"
 
 TASK_PRIORITY_PARTS = (
-    "SELECT base, urgency, attempts, bump, created_at FROM "
+    "SELECT base, urgency, attempts, bump, queued_at FROM "
     "tasks WHERE id = ?")
 
 TASK_SHOP = (
@@ -196,7 +206,7 @@ TASK_TO_PERSON_LOST_WORKER = (
     "last_error = ? WHERE id = ?")
 
 URGENCY_DUE = (
-    "SELECT t.id, t.type, t.deadline, t.base, t.attempts, t.bump, t.created_at, "
+    "SELECT t.id, t.type, t.deadline, t.base, t.attempts, t.bump, t.queued_at, "
     "s.platform FROM tasks t INDEXED BY tasks_urgency_due JOIN shops s "
     "ON s.id = t.shop_id WHERE t.state = 'queued' AND t.urgency_next_at IS NOT NULL "
     "AND t.urgency_next_at <= ?")
@@ -221,9 +231,9 @@ METRICS_SINCE = (
     "LIMIT ?")
 
 OLDEST_QUEUED = (
-    "SELECT min(m) FROM (SELECT min(created_at) AS m FROM tasks "
+    "SELECT min(m) FROM (SELECT min(queued_at) AS m FROM tasks "
     "INDEXED BY tasks_hard_aging WHERE state = 'queued' AND band = 0 UNION ALL "
-    "SELECT min(created_at) FROM tasks INDEXED BY tasks_ready "
+    "SELECT min(queued_at) FROM tasks INDEXED BY tasks_ready "
     "WHERE state = 'queued' AND band = 1)")
 
 PAUSED_DOMAINS = "SELECT domain FROM paused_domains ORDER BY domain"
@@ -238,6 +248,9 @@ SHOP_PASSWORD = "SELECT password_enc FROM shops WHERE name = ?"
 SHOP_PROXY_PASSWORD = "SELECT proxy_password_enc FROM shops WHERE name = ?"
 
 STATE_COUNTS = "SELECT state, n FROM state_counts"
+
+NEXT_DUE = ("SELECT min(coalesce(not_before, 0)) FROM tasks "
+            "WHERE state IN ('queued', 'suspended')")
 
 TASK_CRASHES = "SELECT crashes FROM tasks WHERE id = ?"
 
@@ -260,7 +273,7 @@ ALL_RULES = "SELECT * FROM rules ORDER BY id"
 
 ANSWERED_TASK = (
     "SELECT state, checkpoint, base, urgency, attempts, bump, "
-    "created_at FROM tasks WHERE id = ?")
+    "queued_at FROM tasks WHERE id = ?")
 
 ANSWER_TICKET = (
     "UPDATE tickets SET state = ?, action = ?, note = ?, answered_at = ?, "
@@ -326,7 +339,7 @@ RULE = "SELECT * FROM rules WHERE id = ?"
 
 SET_RULE_ENABLED = "UPDATE rules SET enabled = ? WHERE id = ?"
 
-TASK_BASE_PRIORITY = "SELECT base, urgency, bump, created_at FROM tasks WHERE id = ?"
+TASK_BASE_PRIORITY = "SELECT base, urgency, bump, queued_at FROM tasks WHERE id = ?"
 
 TASK_CHECKPOINT = "SELECT checkpoint FROM tasks WHERE id = ?"
 
@@ -354,7 +367,7 @@ SHOP_ROWS = (
     "(SELECT count(*) FROM tasks t INDEXED BY tasks_shop_ready WHERE t.state = 'queued' "
     "AND t.shop_id = s.id) AS q, "
     "(SELECT count(*) FROM tasks t INDEXED BY tasks_state WHERE t.state = 'running' "
-    "AND t.shop_id = s.id) AS r "
+    "AND t.shop_id = s.id) AS r, s.tags "
     "FROM shops s ORDER BY s.name")
 
 WAITING_HUMAN_PER_SHOP = (
@@ -394,3 +407,22 @@ FIRST_RUNNING_IDS = (
 TASKS_PER_STATE = "SELECT state, count(*) FROM tasks GROUP BY state"
 
 WORKER_ENTRIES = "SELECT value FROM meta WHERE name LIKE 'worker:%'"
+
+# -- #19 results (results.py shapes the filtered queries) ------------------------------------
+
+RESULTS_TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'results'"
+
+# -- #19 the daily digest (reads.py counts_snapshot) -------------------------------------------
+
+DIGEST_FINISHED = """
+SELECT s.name, sum(t.state = 'done'), sum(t.state = 'failed')
+FROM tasks t JOIN shops s ON s.id = t.shop_id
+WHERE t.state IN ('done', 'failed') AND t.finished_at >= ? AND t.finished_at < ?
+GROUP BY s.name"""
+
+DIGEST_OPEN_TICKETS = "SELECT shop, count(*) FROM tickets WHERE state = 'open' GROUP BY shop"
+
+DIGEST_SIGNATURES = """
+SELECT platform || ' ' || task_type || ' · ' || step_name || ' · ' || error_class, count(*)
+FROM tickets WHERE opened_at >= ? AND opened_at < ?
+GROUP BY 1 ORDER BY 2 DESC LIMIT 20"""

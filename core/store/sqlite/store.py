@@ -8,7 +8,8 @@ and here shops, operator commands, reads, metrics and workers. Every statement i
 committed, so call them from threads or the CLI; async code uses
 :class:`core.store.AsyncStore`, which never blocks its loop.
 
-All of it is plain SQL through the standard library's ``sqlite3`` (no ORM, no sqlite-utils).
+All of it is plain SQL through the standard library's ``sqlite3`` (no ORM); sqlite-utils only
+writes and queries the text-search indexes (#19, :mod:`core.search`).
 """
 
 from __future__ import annotations
@@ -29,14 +30,16 @@ from ..prepare import prepare_specs
 from ..records import ShopRecord, TaskState, domain_of
 from . import pages as sqlite_pages
 from . import sql
+from .groups import SqliteGroups
 from .queue import SqliteQueue
 from .reads import SqliteReads
 
 if TYPE_CHECKING:
     from ...tickets import Rule, Signature
+    from .outbox import SqliteOutbox
     from .tickets import SqliteTicketBook
 
-class SqliteStore(SqliteQueue, SqliteReads):
+class SqliteStore(SqliteGroups, SqliteQueue, SqliteReads):
     """Durable priority queue, shops, tickets and event log in one SQLite file (WAL mode).
 
     Args:
@@ -157,7 +160,7 @@ class SqliteStore(SqliteQueue, SqliteReads):
                 "urgency": urgency, "urgency_fixed": fixed, "urgency_next_at": next_at,
                 "deadline": spec.deadline_ts, "spec": payload,
                 "max_attempts": spec.max_attempts or self._q.max_attempts,
-                "urgent": static >= self._p.preempt_threshold,
+                "urgent": static >= self._p.preempt_threshold, "start_at": p.start_at,
             })
         return prepared
 
@@ -187,12 +190,16 @@ class SqliteStore(SqliteQueue, SqliteReads):
                 raise BacklogFull(queued, reserve_limit, urgent=True)
         for i in fresh:
             t = prepared[i]
-            key = self._key(t["base"], t["urgency"], 0, 0.0, now)
+            # A delayed task joins the queue at its time: its aging counts from then.
+            start = max(now, t["start_at"])
+            state, why = ("scheduled", f"submitted, not before {_iso(start)}") \
+                if start > now else ("queued", "submitted")
+            key = self._key(t["base"], t["urgency"], 0, 0.0, start)
             cur = conn.execute(
                 sql.INSERT_TASK,
-                (t["key"], t["type"], t["shop_id"], t["base"], t["urgency"],
-                 t["urgency_fixed"], t["urgency_next_at"], key, now, now, now, t["deadline"],
-                 t["max_attempts"], t["spec"]))
+                (t["key"], t["type"], t["shop_id"], state, why, t["base"], t["urgency"],
+                 t["urgency_fixed"], t["urgency_next_at"], key, now, now, start, t["deadline"],
+                 t["max_attempts"], t["spec"], start))
             ids[i] = cur.lastrowid
         return [int(x) for x in ids if x is not None]
 
@@ -391,3 +398,16 @@ class SqliteStore(SqliteQueue, SqliteReads):
 
     def shop_rows(self) -> list[ShopRow]:
         return sqlite_pages.shop_rows(self)
+
+    # --- #19 notifications ----------------------------------------------------------------
+
+    def outbox(self) -> SqliteOutbox:
+        """The notification outbox on this file (:class:`core.notify.Outbox`)."""
+        from .outbox import SqliteOutbox
+
+        return SqliteOutbox(self)
+
+def _iso(ts: float) -> str:
+    """A moment for a task's history line (UTC, seconds)."""
+    from datetime import UTC, datetime
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")

@@ -20,6 +20,7 @@ from ...tickets import (
     Ticket,
     TicketState,
     answer_checkpoint,
+    describe_rule,
     normalise_error,
     parse_answer,
     rule_checkpoint,
@@ -143,7 +144,7 @@ class SqliteTicketBook:
                 conn.execute(
                     sql.INSERT_RULE_FROM_ANSWER,
                     (sig.key, rule_act.value, rule_delay_s, note, now, cur.lastrowid,
-                     sig.describe()))
+                     describe_rule(rule_act, float(rule_delay_s), sig)))
 
         self._call(op)
         return self.ticket(ticket_id)
