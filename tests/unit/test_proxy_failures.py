@@ -14,7 +14,7 @@ from core.events import Event, ShopProxyChanged
 from core.store import SqliteStore, TaskState
 from core.testing import FakeClock, FakeExecutor
 from tests.conftest import StoreFactory
-from tests.helpers import spec
+from tests.helpers import advance_and_settle, spec, wait_until
 
 
 class ProxiedExecutor(FakeExecutor):
@@ -56,6 +56,15 @@ def test_a_dead_proxy_holds_only_its_shop_and_its_tasks_finish_when_it_is_back(
     engine, ex, seen = make_engine(store, clock)
     ex.proxy_down.add("pdd-1")
 
+    async def advance(seconds: float) -> None:
+        # Time moves only while every background job (heartbeat, lease recovery, metrics, …)
+        # is parked on the clock, and each one woken finishes its round before the engine
+        # goes on: a recovery round that wrote its heartbeat before a jump and looked for
+        # silent workers after it would take this worker for lost.
+        jobs = len(engine._jobs)
+        await wait_until(lambda: clock.sleepers >= jobs, 60, poll_s=0.005)
+        await advance_and_settle(clock, seconds)
+
     async def go() -> None:
         async with engine:
             await engine.run_until_idle()
@@ -71,7 +80,7 @@ def test_a_dead_proxy_holds_only_its_shop_and_its_tasks_finish_when_it_is_back(
             failures = ex.proxy_failures
             assert failures == 2  # the breaker opened at its threshold; no more were tried
 
-            clock.advance(30)  # half-open: one probe, the proxy is still down
+            await advance(30)  # half-open: one probe, the proxy is still down
             assert proxy.state is BreakerState.HALF_OPEN
             await engine.run_until_idle()
             assert ex.proxy_failures == failures + 1 and proxy.state is BreakerState.OPEN
@@ -79,7 +88,7 @@ def test_a_dead_proxy_holds_only_its_shop_and_its_tasks_finish_when_it_is_back(
                        for t in proxied)
 
             ex.proxy_down.clear()  # the proxy is back
-            clock.advance(60)      # the back-off doubled
+            await advance(60)      # the back-off doubled
             await engine.run_until_idle()
             assert proxy.state is BreakerState.CLOSED
             assert engine.proxy_trouble() == {}
