@@ -101,12 +101,15 @@ if TYPE_CHECKING:
     from .profile_store import load_context_options as load_context_options
     from .profile_store import save_profile as save_profile
     from .profiles import ContextOptions as ContextOptions
+    from .profiles import ExitWarning as ExitWarning
     from .profiles import ProfileChange as ProfileChange
     from .profiles import ProfileInput as ProfileInput
     from .profiles import ShopProfile as ShopProfile
+    from .profiles import check_exits as check_exits
     from .profiles import context_options_for as context_options_for
     from .profiles import exit_warnings as exit_warnings
     from .profiles import parse_profile_fields as parse_profile_fields
+    from .profiles import profile_input_from_form as profile_input_from_form
     from .profiles import profile_input_from_row as profile_input_from_row
     from .profiles import shop_json as shop_json
     from .queries import SORTS as SORTS
@@ -357,6 +360,9 @@ _WHERE: dict[str, str] = {
     "profile_input_from_row": ".profiles",
     "save_profile": ".profile_store",
     "shop_json": ".profiles",
+    "ExitWarning": ".profiles",
+    "check_exits": ".profiles",
+    "profile_input_from_form": ".profiles",
 }
 
 from .version import __version__  # noqa: E402  (one place, also for the self-test)

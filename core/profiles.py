@@ -321,6 +321,44 @@ def parse_profile_fields(current: ShopProfile, given: ProfileInput, *,
     return ProfileChange(profile=p, proxy_changed=proxy_changed, proxy_password=password)
 
 
+def profile_input_from_form(*, shown_proxy: str, proxy: str, proxy_password: str,
+                            locale: str, timezone: str, user_agent: str, viewport: str,
+                            geolocation: str, headers: list[str],
+                            had_password: bool = False) -> ProfileInput:
+    """The console's shop dialog as :class:`ProfileInput` (every field replaced; ``""``
+    clears it). The dialog shows the stored proxy without its password (``shown_proxy``) and
+    asks for the password apart: the proxy left as shown with no password typed keeps the
+    stored one; a password typed goes with the proxy (it needs a user name in it). A changed
+    proxy never takes the stored password along (it could be another server's): with a user
+    name and ``had_password``, the password must be typed again. Check the result with
+    :func:`parse_profile_fields` (``prefix=""`` names the dialog's fields).
+
+    Raises:
+        InvalidInput: ``proxy_password`` without a proxy user name, a changed proxy whose
+            password was not typed again, or a bad proxy URL.
+    """
+    text = proxy.strip()
+    url: str | None = text
+    if text and proxy_password:
+        addr = parse_proxy(text, field="proxy")
+        if not addr.username:
+            raise InvalidInput("proxy_password", "needs a user name in the proxy address "
+                               "(http://user@host:port)")
+        scheme, rest = addr.server.split("://", 1)
+        url = (f"{scheme}://{quote(addr.username, safe='')}:"
+               f"{quote(proxy_password, safe='')}@{rest}")
+    elif text == shown_proxy.strip():
+        url = None  # unchanged: its stored password stays
+    elif text and had_password:
+        addr = parse_proxy(text, field="proxy")
+        if addr.username and not addr.password:
+            raise InvalidInput("proxy_password", "type the proxy's password again: the proxy "
+                               "changed, and its stored password is not sent to another one")
+    return ProfileInput(proxy=url, locale=locale, timezone=timezone, user_agent=user_agent,
+                        viewport=viewport, geolocation=geolocation,
+                        headers=[h for h in headers if h.strip()])
+
+
 # --------------------------------------------------------------------------- context options
 
 
@@ -438,10 +476,28 @@ def shop_json(shop: ShopRecord) -> dict[str, Any]:
 
 
 
-def exit_warnings(shops: Any, exits: dict[str, str] | None = None) -> list[str]:
-    """Warnings about shops of one platform that would look related to the platform: two
-    sharing a proxy (or, with ``exits`` measured by ``shop check``, one exit address), and
-    shops going direct while others of their platform use a proxy.
+@dataclass(frozen=True)
+class ExitWarning:
+    """Shops of one platform that a platform could tie together by their network path."""
+
+    platform: str
+    shops: tuple[str, ...]
+    kind: str
+    """``proxy`` or ``exit`` (they share one: ``address``), or ``direct`` (no proxy while
+    other shops of the platform use one)."""
+    address: str = ""
+
+    def __str__(self) -> str:
+        if self.kind == "direct":
+            return (f"{self.platform}: no proxy while other shops of the platform use one: "
+                    f"{', '.join(self.shops)}")
+        return f"{self.platform}: shops {', '.join(self.shops)} share {self.kind} {self.address}"
+
+
+def check_exits(shops: Any, exits: dict[str, str] | None = None) -> list[ExitWarning]:
+    """Shops of one platform that would look related to the platform: two sharing a proxy
+    (or, with ``exits`` measured by ``shop check``, one exit address), and shops going direct
+    while others of their platform use a proxy.
 
     Args:
         shops: :class:`ShopRecord` s.
@@ -452,93 +508,30 @@ def exit_warnings(shops: Any, exits: dict[str, str] | None = None) -> list[str]:
     by_platform: dict[str, list[Any]] = {}
     for s in shops:
         by_platform.setdefault(s.platform, []).append(s)
-    out: list[str] = []
+    out: list[ExitWarning] = []
     for platform, group in sorted(by_platform.items()):
-        seen: dict[str, list[str]] = {}
+        seen: dict[tuple[str, str], list[str]] = {}
         direct: list[str] = []
         for s in sorted(group, key=lambda x: x.name):
             if s.name in exits:
-                key = f"exit {exits[s.name]}"
+                key = ("exit", exits[s.name])
             elif s.profile.proxy:
-                key = f"proxy {parse_proxy(s.profile.proxy).server}"
+                key = ("proxy", parse_proxy(s.profile.proxy).server)
             else:
                 direct.append(s.name)
                 continue
             seen.setdefault(key, []).append(s.name)
-        for key, names in sorted(seen.items()):
+        for (kind, address), names in sorted(seen.items(), key=lambda kv: f"{kv[0][0]} {kv[0][1]}"):
             if len(names) > 1:
-                out.append(f"{platform}: shops {', '.join(names)} share {key}")
+                out.append(ExitWarning(platform, tuple(names), kind, address))
         if direct and seen:
-            out.append(f"{platform}: no proxy while other shops of the platform use one: "
-                       f"{', '.join(direct)}")
+            out.append(ExitWarning(platform, tuple(direct), "direct"))
     return out
 
 
-# --------------------------------------------------------------------------- proxy trouble
-
-PROXY_ERROR_CODES = ("ERR_PROXY_", "ERR_TUNNEL_", "ERR_SOCKS_", "ERR_NO_SUPPORTED_PROXIES",
-                     "ERR_MANDATORY_PROXY_CONFIGURATION_FAILED")
-"""Chromium's net errors that name the proxy itself (refused, auth, tunnel, SOCKS)."""
-
-
-def names_the_proxy(message: str) -> bool:
-    """Does a browser error say that the proxy (not the site) failed?"""
-    return any(code in message for code in PROXY_ERROR_CODES)
-
-
-async def probe_proxy(options: ContextOptions, target_url: str, *,
-                      timeout_s: float = 5.0) -> str | None:
-    """Ask the shop's proxy for ``target_url`` once; None when it answers (any HTTP status
-    line: the proxy works, whatever the site says), else why not (refused, timed out, closed).
-
-    For a SOCKS5 proxy the greeting is checked instead. Never raises; never blocks the loop.
-    """
-    import asyncio
-    import base64
-    import ssl
-
-    if not options.proxy_server:
-        return None
-    parts = urlsplit(options.proxy_server)
-    scheme = parts.scheme
-    host = parts.hostname or ""
-    port = parts.port or {"http": 80, "https": 443, "socks5": 1080}[scheme]
-    writer = None
-    try:
-        async def talk() -> str | None:
-            nonlocal writer
-            ctx = ssl.create_default_context() if scheme == "https" else None
-            reader, writer = await asyncio.open_connection(host, port, ssl=ctx)
-            if scheme == "socks5":
-                writer.write(b"\x05\x01\x00")
-                await writer.drain()
-                reply = await reader.readexactly(2)
-                return None if reply[:1] == b"\x05" else "answered, but not as a SOCKS5 proxy"
-            target = urlsplit(target_url)
-            req = (f"HEAD {target_url} HTTP/1.1\r\nHost: {target.netloc}\r\n"
-                   "Connection: close\r\n")
-            if options.proxy_username:
-                token = base64.b64encode(
-                    f"{options.proxy_username}:{options.proxy_password}".encode()).decode()
-                req += f"Proxy-Authorization: Basic {token}\r\n"
-            writer.write((req + "\r\n").encode("latin-1", "replace"))
-            await writer.drain()
-            line = await reader.readline()
-            if not line.startswith(b"HTTP/"):
-                return "closed the connection without an answer"
-            status = line.split(b" ", 2)[1:2]
-            if status == [b"407"]:
-                return "refused the user name or password (407)"
-            return None
-
-        return await asyncio.wait_for(talk(), timeout_s)
-    except TimeoutError:
-        return f"did not answer within {timeout_s:g}s"
-    except (OSError, asyncio.IncompleteReadError, ssl.SSLError) as exc:
-        return f"{type(exc).__name__}: {exc}"[:200]
-    finally:
-        if writer is not None:
-            writer.close()
+def exit_warnings(shops: Any, exits: dict[str, str] | None = None) -> list[str]:
+    """:func:`check_exits` as lines (``shopfleet shops``, ``shop check``)."""
+    return [str(w) for w in check_exits(shops, exits)]
 
 
 PROFILE_COLUMNS = ("proxy", "locale", "timezone", "user_agent", "viewport", "geolocation",

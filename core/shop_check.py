@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 from .config import Settings
 from .errors import InvalidInput
 from .profile_store import load_context_options
-from .profiles import ContextOptions, probe_proxy
+from .profiles import ContextOptions
+from .proxy_probe import probe_proxy
 from .store.base import Store
 
 

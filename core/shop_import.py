@@ -2,8 +2,12 @@
 
 The file's first row names the columns: ``name``, ``platform``, ``base_url`` (required),
 ``username``, ``password`` and ``allowed_origins`` (optional; origins separated by spaces,
-commas or semicolons). Column names are matched without case and surrounding spaces; an
-unknown column is refused (a typo such as ``pasword`` would otherwise drop every password).
+commas or semicolons), and the shop's profile (#17, optional): ``proxy``
+(``http://user:password@host:port``; the password is stored encrypted), ``locale``,
+``timezone``, ``user_agent``, ``viewport`` (``1366x768``), ``geolocation`` (``31.23,121.47``)
+and ``headers`` (``Name: value; Name: value``), checked as ``shop add`` checks them.
+Column names are matched without case and surrounding spaces; an unknown column is refused
+(a typo such as ``pasword`` would otherwise drop every password).
 
 :func:`read_shop_list` writes nothing: it returns the valid rows and the errors, each naming
 its line and field, so the operator sees them all before deciding. :func:`import_shops` adds
@@ -27,17 +31,27 @@ from urllib.parse import urlsplit
 
 from .errors import InvalidInput
 from .origins import normalise_origins
+from .profiles import (
+    PROFILE_COLUMNS,
+    ProfileChange,
+    ProfileInput,
+    ShopProfile,
+    parse_profile_fields,
+    profile_input_from_row,
+)
 
 if TYPE_CHECKING:
     from .store.base import Store
 
-COLUMNS = ("name", "platform", "base_url", "username", "password", "allowed_origins")
+COLUMNS = ("name", "platform", "base_url", "username", "password", "allowed_origins",
+           *PROFILE_COLUMNS)
 """The columns a shop list may have, in the order a template shows them."""
 REQUIRED = ("name", "platform", "base_url")
 MAX_BYTES = 20_000_000
 MAX_ROWS = 10_000
 MAX_LEN = {"name": 200, "platform": 64, "base_url": 2000, "username": 200, "password": 500,
-           "allowed_origins": 4000}
+           "allowed_origins": 4000, "proxy": 2000, "locale": 64, "timezone": 64,
+           "user_agent": 512, "viewport": 32, "geolocation": 64, "headers": 4000}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -52,6 +66,8 @@ class ShopImportRow:
     username: str = ""
     password: str = field(default="", repr=False)
     allowed_origins: tuple[str, ...] = ()
+    profile: ProfileChange | None = None
+    """#17: its profile (checked; the proxy's password apart, never in ``repr``)."""
 
     @property
     def has_password(self) -> bool:
@@ -224,17 +240,39 @@ def _check_row(line: int, values: dict[str, str]) -> tuple[ShopImportRow | None,
                                         field="allowed_origins")
         except InvalidInput as exc:
             errs.append(RowError(line, "allowed_origins", exc.reason))
+    profile = _check_profile(line, clean, errs)
     if errs:
         return None, errs
     return ShopImportRow(line=line, name=clean["name"], platform=clean["platform"],
                          base_url=url.rstrip("/"), username=clean.get("username", ""),
                          password=clean.get("password", ""),
-                         allowed_origins=tuple(origins)), []
+                         allowed_origins=tuple(origins), profile=profile), []
+
+
+def _check_profile(line: int, clean: dict[str, str], errs: list[RowError]
+                   ) -> ProfileChange | None:
+    """The row's profile cells as ``shop add`` checks them: an error per bad cell, named by
+    its column (the reasons never repeat a proxy URL: it may hold a password)."""
+    cells = {n: clean[n] for n in PROFILE_COLUMNS
+             if clean.get(n) and not any(e.field == n for e in errs)}
+    if not cells:
+        return None
+    given = profile_input_from_row(cells)
+    for n in cells:  # each cell alone, so that every bad one is named
+        one = ProfileInput(**{n: getattr(given, n)})  # the columns are its field names
+        try:
+            parse_profile_fields(ShopProfile(), one, prefix="")
+        except InvalidInput as exc:
+            errs.append(RowError(line, n, exc.reason))
+    if errs:
+        return None
+    return parse_profile_fields(ShopProfile(), given, prefix="")
 
 
 def import_shops(store: Store, rows: Sequence[ShopImportRow]) -> list[str]:
-    """Add these shops (checked rows, see :func:`read_shop_list`), their origins and
-    passwords (encrypted with the store's key). Returns the names added, in order.
+    """Add these shops (checked rows, see :func:`read_shop_list`), their origins, passwords
+    and profiles (passwords, the proxy's too, encrypted with the store's key). Returns the
+    names added, in order.
 
     Raises:
         InvalidInput: a row cannot be added after all (a shop of that name appeared since
@@ -242,9 +280,12 @@ def import_shops(store: Store, rows: Sequence[ShopImportRow]) -> list[str]:
         VaultKeyError: passwords cannot be encrypted with this store's key (checked before
             any shop is added).
     """
+    from .profile_store import save_profile
     from .secrets import open_vault_for, save_password
 
-    vault = open_vault_for(store) if any(r.has_password for r in rows) else None
+    secret = any(r.has_password or (r.profile is not None and r.profile.proxy_password)
+                 for r in rows)
+    vault = open_vault_for(store) if secret else None
     added: list[str] = []
     for r in rows:
         try:
@@ -256,6 +297,8 @@ def import_shops(store: Store, rows: Sequence[ShopImportRow]) -> list[str]:
             store.set_shop_origins(r.name, r.allowed_origins)
         if r.has_password:
             save_password(store, r.name, r.password, vault=vault)
+        if r.profile is not None:
+            save_profile(store, r.name, r.profile, vault=vault)
         added.append(r.name)
     return added
 

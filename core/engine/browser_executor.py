@@ -31,9 +31,8 @@ from ..profiles import (
     ProxyAddress,
     context_options_for,
     default_context_options,
-    names_the_proxy,
-    probe_proxy,
 )
+from ..proxy_probe import names_the_proxy, probe_proxy
 from ..secrets import decrypt_password, open_vault_for
 from ..store import ClaimedTask, domain_of
 from ..store.base import Store

@@ -40,7 +40,7 @@ from ..events import (
 from ..scheduler import scheduler_job
 from ..specs import TaskSpec
 from ..tickets import check_write_safety, parse_answer
-from .breakers import PROXY_PREFIX, BreakerState
+from .breakers import BreakerState
 from .dispatch import Dispatcher
 
 log = logging.getLogger(__name__)
@@ -370,17 +370,6 @@ class Engine(Dispatcher):
     async def delete_rule(self, rule_id: int) -> Changes:
         await self.astore.run(self.tickets.delete_rule, rule_id)
         return Changes(tickets=True)
-
-    def proxy_trouble(self) -> dict[str, str]:
-        """#17: shops whose own proxy is down now (their tasks wait), with why — what the
-        console shows as "proxy down". An operator closes one with
-        ``set_breaker("proxy:<shop>", "closed")``."""
-        out: dict[str, str] = {}
-        for v in self.breakers.views():
-            if v.name.startswith(PROXY_PREFIX) and v.state is not BreakerState.CLOSED:
-                shop = v.name[len(PROXY_PREFIX):]
-                out[shop] = self._proxy_errors.get(shop, "proxy down (seen by another worker)")
-        return out
 
     async def set_breaker(self, name: str, state: Literal["open", "closed"]) -> Changes:
         self.breakers.get(name).force(BreakerState(state))

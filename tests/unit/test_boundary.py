@@ -99,7 +99,8 @@ def test_public_names_are_pinned() -> None:
         "ContextOptions", "ProfileChange", "ProfileInput", "ProxyFailed", "ShopCheck",
         "ShopProfile", "ShopProxyChanged", "check_shop", "context_options_for",
         "exit_warnings", "load_context_options", "parse_profile_fields",
-        "profile_input_from_row", "save_profile", "shop_json",
+        "profile_input_from_row", "save_profile", "shop_json", "ExitWarning", "check_exits",
+        "profile_input_from_form",
     ]) == PUBLIC
     for name in PUBLIC:
         assert hasattr(core, name), name

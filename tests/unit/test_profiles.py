@@ -14,10 +14,12 @@ from core.profiles import (
     ContextOptions,
     ProfileInput,
     ShopProfile,
+    check_exits,
     context_options_for,
     exit_warnings,
     parse_profile_fields,
     parse_proxy,
+    profile_input_from_form,
     shop_json,
 )
 from core.store.records import ShopRecord
@@ -153,3 +155,42 @@ def test_a_shop_list_row_becomes_profile_input() -> None:
         parse_profile_fields(ShopProfile(), profile_input_from_row({"timezone": "Mars/Base"}),
                              prefix="row 3: ")
     assert err.value.field == "row 3: timezone"
+
+
+def test_check_exits_names_the_shops_of_each_warning() -> None:
+    a = shop("a", profile=ShopProfile(proxy="http://u@h:1"))
+    b = shop("b", profile=ShopProfile(proxy="http://v@h:1"))
+    c = shop("c")
+    warnings = check_exits([c, b, a, shop("d", platform="temu")])
+    assert [(w.platform, w.shops, w.kind, w.address) for w in warnings] == [
+        ("pdd", ("a", "b"), "proxy", "http://h:1"), ("pdd", ("c",), "direct", "")]
+
+
+def form(**kw: object) -> ProfileInput:
+    fields: dict[str, object] = {"shown_proxy": "", "proxy": "", "proxy_password": "",
+                                 "locale": "", "timezone": "", "user_agent": "",
+                                 "viewport": "", "geolocation": "", "headers": []}
+    return profile_input_from_form(**{**fields, **kw})  # type: ignore[arg-type]
+
+
+def test_the_dialog_keeps_the_stored_proxy_password_unless_told_otherwise() -> None:
+    shown = "http://shop-user@127.0.0.1:8899"
+    # left as shown, no password typed: the proxy (and its stored password) is unchanged
+    assert form(shown_proxy=shown, proxy=shown, had_password=True).proxy is None
+    # a password typed goes with the proxy, quoted into its URL
+    typed = form(shown_proxy=shown, proxy=shown, proxy_password="p@ss:w/rd")
+    change = parse_profile_fields(EMPTY, typed, prefix="")
+    assert change.proxy_changed and change.proxy_password == "p@ss:w/rd"
+    assert change.profile.proxy == shown
+    # a changed proxy never takes the stored password along to another server
+    with pytest.raises(InvalidInput) as e:
+        form(shown_proxy=shown, proxy="http://shop-user@10.0.0.1:8899", had_password=True)
+    assert e.value.field == "proxy_password"
+    with pytest.raises(InvalidInput) as e:
+        form(proxy="http://10.0.0.1:8899", proxy_password="pw")  # no user to send it as
+    assert e.value.field == "proxy_password"
+    # cleared: no proxy, whatever was typed as its password
+    assert form(shown_proxy=shown, proxy=" ", proxy_password="pw").proxy == ""
+    # the other fields are all given (an empty one clears it); blank header lines dropped
+    got = form(locale="en-US", headers=["X-A: 1", "  "])
+    assert (got.locale, got.timezone, got.headers) == ("en-US", "", ["X-A: 1"])
