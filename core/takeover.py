@@ -5,8 +5,9 @@ and closes it; the session is saved and the caller asks for the ticket's answer.
 While the browser is open the shop is paused (no other task of it is claimed, so nothing else
 drives the account); it is unpaused afterwards unless it was paused before. The task itself
 waits for a person (``waiting_human``) all along: it holds no lease, and nothing claims it.
-Hook for shop profiles (#17): :func:`takeover_settings` is where a shop's proxy and locale
-will be applied to the browser.
+The browser is the shop's own (#17): its profile (proxy, locale, time zone, user agent,
+viewport, geolocation, headers — :func:`core.profile_store.load_context_options`, as for its
+tasks) is applied to the context the person works in.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .browser.pool import BrowserPool
 from .browser.sessions import SessionStore
 from .config import Settings
 from .errors import Refused
+from .profile_store import load_context_options
 from .secrets import open_vault_for
 from .store.base import Store
 from .tickets import Ticket, TicketState
@@ -51,8 +53,8 @@ def stopped_at(ticket: Ticket, fallback: str) -> str:
 
 
 def takeover_settings(settings: Settings, shop: Any) -> Settings:
-    """The browser settings for a person's takeover: headed, one browser. (#17: the shop's
-    proxy and locale go here.)"""
+    """The browser settings for a person's takeover: headed, one browser (the shop's profile
+    is its context's: see :func:`take_over`)."""
     return settings.with_changes(browser={"headless": False},
                                  pool={"max_browsers": 1, "warm": 0})
 
@@ -81,9 +83,11 @@ async def take_over(store: Store, settings: Settings, ticket_id: int, *, home: P
         await asyncio.to_thread(store.set_shop_paused, shop.name, True)
     try:
         vault = await asyncio.to_thread(open_vault_for, store, home)
+        options = await asyncio.to_thread(load_context_options, store, shop.name, settings,
+                                          vault)
         s = takeover_settings(settings, shop)
         pool = BrowserPool(s.pool, s.browser, sessions=SessionStore(home / "sessions", vault))
-        async with pool, pool.task_context(shop.name) as tc:
+        async with pool, pool.task_context(shop.name, options) as tc:
             page = tc.page
             closed = asyncio.Event()
             page.on("close", lambda _p: closed.set())

@@ -214,3 +214,36 @@ def test_shop_check_reports_what_the_site_sees_and_a_dead_proxy(
     assert code == 1
     assert "does NOT answer" in out and "ERR_PROXY_CONNECTION_FAILED" in out
     assert not leaks(out) and not leaks(err)
+
+
+def test_run_flow_opens_the_shop_with_its_profile(
+        site: DemoSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``shopfleet run-flow`` (core.workbench, which record and pick share) makes the shop's
+    context with its profile, like its tasks get it: the echo page on the shop's own origin
+    reports the shop's locale, time zone and user agent."""
+    from core.cli import main
+    from tests.integration.test_run_flow_cli import setup_shop
+
+    site.reset()
+    db = str(tmp_path / "rf.db")
+    setup_shop(db, site, monkeypatch)
+    assert main(["shop", "set", "temu-2", "--locale", "en-GB", "--timezone",
+                 "Pacific/Auckland", "--user-agent", "ShopFleetTest/RunFlow", "--db", db]) == 0
+    origin = site.base_url("temu", "temu-2").rsplit("/shop/", 1)[0]
+    flow = tmp_path / "echo_flow.json"
+    flow.write_text(json.dumps({
+        "name": "echo_flow", "start_url": f"{origin}/echo",
+        "steps": [{"action": "navigate", "url": f"{origin}/echo"},
+                  {"action": "wait_element", "locator": "body[data-ready='1']",
+                   "state": "attached"},
+                  {"action": "extract", "locator": "#echo", "into": "echo"}]}))
+    capsys.readouterr()
+    code = main(["run-flow", str(flow), "--shop", "temu-2", "--db", db])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    echo = json.loads(json.loads(out.split("done; results:\n", 1)[1])["echo"])
+    assert echo["navigator_language"] == "en-GB"
+    assert echo["timezone"] == "Pacific/Auckland"
+    assert echo["user_agent"] == "ShopFleetTest/RunFlow"
+    assert echo["server"]["headers"]["Accept-Language"].startswith("en-GB")
