@@ -30,6 +30,14 @@ share our interpreter lock), the same Chromium (``/usr/bin/chromium``) and the s
    Clock: from the browser's launch (``post_launch_hook``) to the last page closed
    (``post_page_close_hook``).
 
+4. Shop profiles (#17): the same tasks with every shop's profile applied — ``none`` (no
+   profile of its own: locale zh-CN only), ``profile`` (locale, time zone, user agent,
+   viewport, an extra header) and ``profile+proxy`` (that plus proxy.py on loopback with a
+   password, ``core.testing.proxy_server``) — interleaved in the same run, same pool (2
+   browsers, spare contexts off: a profiled shop never takes a spare made for another
+   profile), seconds per task and the overhead of ``profile`` over ``none`` (target: within
+   10 %; the proxy hop is reported beside it). ``--only profiles`` runs just this part.
+
 The last lines compare against the targets of the issue (``ratio_*`` and ``*_vs_target``, with
 ``target`` and ``met`` in their params); with ``--repeat R`` the targets use the median of the
 R runs (runs are interleaved, so drift hits every subject alike).
@@ -136,14 +144,30 @@ class StartTimes:
         return [self.first_step[t] - c for t, c in self.claimed.items() if t in self.first_step]
 
 
+def apply_profiles(store: Any, vault: Vault, proxy_url: str | None) -> None:
+    """Give every shop a profile (#17): locale, time zone, UA, viewport, a header[, proxy]."""
+    from core.profile_store import save_profile
+    from core.profiles import ProfileInput, parse_profile_fields
+
+    for shop in store.shops():
+        given = ProfileInput(proxy=proxy_url, locale="en-US", timezone="America/New_York",
+                             user_agent="Mozilla/5.0 (X11; Linux x86_64) ShopFleetBench/1.0",
+                             viewport="1366x768", headers=[f"X-Shop: {shop.name}"])
+        save_profile(store, shop.name, parse_profile_fields(shop.profile, given), vault=vault)
+
+
 async def sf_run(site: SiteProcess, home: Path, tag: str, items: list[tuple[DemoShop, int]], *,
-                 browsers: int, warm: int, prewarm: bool) -> SfRun:
+                 browsers: int, warm: int, prewarm: bool, profile: str = "none",
+                 proxy_url: str | None = None) -> SfRun:
     """One engine over a fresh store: submit ``items``, start the pool, run until idle."""
     settings = sf_settings(browsers, warm=warm, prewarm=prewarm)
     store = await asyncio.to_thread(open_store, settings, home / f"{tag}.db")
     try:
         vault = await asyncio.to_thread(Vault.open, home)
         await asyncio.to_thread(register_demo_shops, store, site.site, vault)
+        if profile != "none":
+            await asyncio.to_thread(apply_profiles, store, vault,
+                                    proxy_url if profile == "profile+proxy" else None)
         engine = build_engine(settings, store, home=home, slots=browsers)
         times = StartTimes()
         engine.bus.subscribe(times)
@@ -337,6 +361,40 @@ async def cold_part(site: SiteProcess, home: Path, sizes: Sizes) -> dict[int, li
     return cold
 
 
+PROFILE_VARIANTS = ("none", "profile", "profile+proxy")
+
+
+async def profile_part(site: SiteProcess, home: Path, sizes: Sizes, rep: int, proxy_url: str,
+                       per_task: dict[str, list[float]]) -> None:
+    """#17: the same pages with no profile, a profile, and a profile through a proxy."""
+    browsers = 2
+    items = work(site.shops(), sizes.pages)
+    order = PROFILE_VARIANTS if rep % 2 == 0 else tuple(reversed(PROFILE_VARIANTS))
+    for variant in order:
+        r = await sf_run(site, home, f"profile-r{rep}-{variant}", items, browsers=browsers,
+                         warm=browsers, prewarm=False, profile=variant, proxy_url=proxy_url)
+        spt = r.seconds / max(1, r.done)
+        per_task.setdefault(variant, []).append(spt)
+        note(f"profiles {variant}: {r.done} done ({r.failed} failed, {r.verified} verified) "
+             f"in {r.seconds:.1f}s = {spt * 1000:.0f} ms/task")
+        emit(BENCH, "shopfleet", "seconds_per_task", spt, "s", profile=variant,
+             browsers=browsers, prewarm_contexts=False, pages=sizes.pages, done=r.done,
+             failed=r.failed, verified=r.verified, rep=rep, flow=FLOW)
+
+
+def report_profiles(per_task: dict[str, list[float]]) -> None:
+    base = _median(per_task["none"])
+    for variant in PROFILE_VARIANTS[1:]:
+        value = _median(per_task[variant])
+        spread = (min(per_task[variant]) / base, max(per_task[variant]) / base)
+        _target("profile_overhead_ratio", value / base, "x",
+                "<= 1.10" if variant == "profile" else "none (reported: the proxy hop)",
+                value <= base * 1.10 if variant == "profile" else None, profile=variant,
+                reps=len(per_task[variant]), median_s_per_task=round(value, 4),
+                none_median_s_per_task=round(base, 4),
+                spread=[round(spread[0], 3), round(spread[1], 3)])
+
+
 def crawlee_part(site: SiteProcess, sizes: Sizes, browsers: int, rep: int,
                  out: Results) -> None:
     for incognito in (True, False):
@@ -392,6 +450,24 @@ def report_targets(out: Results, warm: dict[int, list[float]], cold: dict[int, l
                     cold_samples=len(cold[browsers]))
 
 
+async def profiles_only(sizes: Sizes, repeat: int, parent: str | None) -> None:
+    from core.testing.proxy_server import LoopbackProxy
+
+    site = SiteProcess()
+    per_task: dict[str, list[float]] = {}
+    try:
+        with temp_dir("shopfleet-bench-profiles-", parent) as home, \
+                LoopbackProxy(home / "proxy", user="bench", password="b3nch pw") as proxy:
+            shops = site.shops()
+            login = [(s, 500 - i) for i, s in enumerate(shops)]
+            await sf_run(site, home, "login", login, browsers=2, warm=2, prewarm=False)
+            for rep in range(repeat):
+                await profile_part(site, home, sizes, rep, proxy.url(), per_task)
+    finally:
+        site.close()
+    report_profiles(per_task)
+
+
 async def main_async(sizes: Sizes, repeat: int, parent: str | None) -> None:
     have_peer = crawlee_available()
     if not have_peer:
@@ -415,15 +491,24 @@ async def main_async(sizes: Sizes, repeat: int, parent: str | None) -> None:
                     if have_peer:
                         await asyncio.to_thread(crawlee_part, site, sizes, browsers, rep, out)
             cold = await cold_part(site, home, sizes)
+            from core.testing.proxy_server import LoopbackProxy
+
+            per_task: dict[str, list[float]] = {}
+            with LoopbackProxy(home / "proxy", user="bench", password="b3nch pw") as proxy:
+                for rep in range(repeat):
+                    await profile_part(site, home, sizes, rep, proxy.url(), per_task)
     finally:
         site.close()
     report_targets(out, warm, cold, sizes, have_peer)
+    report_profiles(per_task)
 
 
 def main() -> None:
     parser = arg_parser(__doc__.splitlines()[0] if __doc__ else "browser pool benchmark")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run every configuration R times (interleaved); targets use medians")
+    parser.add_argument("--only", choices=["profiles"], default="",
+                        help="run one part: profiles (#17: per-task overhead of a profile)")
     parser.add_argument("--crawlee-child", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.crawlee_child:
@@ -432,6 +517,9 @@ def main() -> None:
         return
     sizes = QUICK_SIZES if args.quick else FULL_SIZES
     note(f"browser_pool: sizes {sizes}, repeat {args.repeat}")
+    if args.only == "profiles":
+        asyncio.run(profiles_only(sizes, max(1, args.repeat), args.dir))
+        return
     asyncio.run(main_async(sizes, max(1, args.repeat), args.dir))
 
 

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .errors import LeaseLost as LeaseLost
     from .errors import NeedsHuman as NeedsHuman
     from .errors import PageChanged as PageChanged
+    from .errors import ProxyFailed as ProxyFailed
     from .errors import RateLimited as RateLimited
     from .errors import Refused as Refused
     from .errors import ShopFleetError as ShopFleetError
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
     from .events import ScheduleFailed as ScheduleFailed
     from .events import ScheduleFired as ScheduleFired
     from .events import ShopPaused as ShopPaused
+    from .events import ShopProxyChanged as ShopProxyChanged
     from .events import TaskBumped as TaskBumped
     from .events import TaskPreempted as TaskPreempted
     from .events import TaskProgress as TaskProgress
@@ -96,6 +98,20 @@ if TYPE_CHECKING:
     from .paths import resources_dir as resources_dir
     from .pause import all_paused as all_paused
     from .pause import pause_all as pause_all
+    from .profile_store import load_context_options as load_context_options
+    from .profile_store import save_profile as save_profile
+    from .profiles import ContextOptions as ContextOptions
+    from .profiles import ExitWarning as ExitWarning
+    from .profiles import ProfileChange as ProfileChange
+    from .profiles import ProfileInput as ProfileInput
+    from .profiles import ShopProfile as ShopProfile
+    from .profiles import check_exits as check_exits
+    from .profiles import context_options_for as context_options_for
+    from .profiles import exit_warnings as exit_warnings
+    from .profiles import parse_profile_fields as parse_profile_fields
+    from .profiles import profile_input_from_form as profile_input_from_form
+    from .profiles import profile_input_from_row as profile_input_from_row
+    from .profiles import shop_json as shop_json
     from .queries import SORTS as SORTS
     from .queries import VIEWS as VIEWS
     from .queries import FilterChoices as FilterChoices
@@ -127,6 +143,8 @@ if TYPE_CHECKING:
     from .selectors import normalize_tags as normalize_tags
     from .selectors import select_shops as select_shops
     from .selftest import run_self_test as run_self_test
+    from .shop_check import ShopCheck as ShopCheck
+    from .shop_check import check_shop as check_shop
     from .shop_import import RowError as RowError
     from .shop_import import ShopImport as ShopImport
     from .shop_import import ShopImportRow as ShopImportRow
@@ -333,6 +351,25 @@ _WHERE: dict[str, str] = {
     "import_shops": ".shop_import",
     "read_shop_list": ".shop_import",
     "set_shop_password": ".shop_import",
+    # --- #17 shop profiles: the console's shop dialog and the takeover browser use these
+    "ContextOptions": ".profiles",
+    "ProfileChange": ".profiles",
+    "ProfileInput": ".profiles",
+    "ProxyFailed": ".errors",
+    "ShopCheck": ".shop_check",
+    "ShopProfile": ".profiles",
+    "ShopProxyChanged": ".events",
+    "check_shop": ".shop_check",
+    "context_options_for": ".profiles",
+    "exit_warnings": ".profiles",
+    "load_context_options": ".profile_store",
+    "parse_profile_fields": ".profiles",
+    "profile_input_from_row": ".profiles",
+    "save_profile": ".profile_store",
+    "shop_json": ".profiles",
+    "ExitWarning": ".profiles",
+    "check_exits": ".profiles",
+    "profile_input_from_form": ".profiles",
 }
 
 from .version import __version__  # noqa: E402  (one place, also for the self-test)

@@ -213,6 +213,20 @@ class PlatformSettings(_Section):
     login_url: str = ""
     """Where the platform's shops log in, when not on the shop's own origin: credentials are
     typed only on this URL's origin."""
+    # --- #17 shop profiles: defaults for the platform's shops (a shop's own value wins).
+    # No proxy here: two shops of one platform should not share an exit.
+    locale: str = ""
+    """BCP 47 locale (``zh-CN``); empty: ``zh-CN``."""
+    timezone: str = ""
+    """IANA time zone (``Asia/Shanghai``); empty: the system's."""
+    user_agent: str = ""
+    """The User-Agent; empty: the browser's own."""
+    viewport: str = ""
+    """``WIDTHxHEIGHT``; empty: the browser's default."""
+    geolocation: str = ""
+    """``LATITUDE,LONGITUDE``; empty: none granted."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra request headers for every shop of the platform."""
 
     @model_validator(mode="after")
     def _origins_are_http(self) -> PlatformSettings:
@@ -228,7 +242,27 @@ class PlatformSettings(_Section):
                 normalise_origin(self.login_url)
             except InvalidInput as exc:
                 raise ValueError(f"login_url: {exc.reason}") from None
+        self._check_profile_defaults()
         return self
+
+    def _check_profile_defaults(self) -> None:
+        from . import profiles
+
+        checks = (("locale", profiles.check_locale), ("timezone", profiles.check_timezone),
+                  ("user_agent", profiles.check_user_agent),
+                  ("viewport", profiles.parse_viewport),
+                  ("geolocation", profiles.parse_geolocation))
+        for name, check in checks:
+            value = getattr(self, name)
+            if value:
+                try:
+                    check(value, field=name)
+                except InvalidInput as exc:
+                    raise ValueError(f"{name}: {exc.reason}") from None
+        try:
+            profiles.check_headers(self.headers.items(), field="headers")
+        except InvalidInput as exc:
+            raise ValueError(f"{exc.field}: {exc.reason}") from None
 
 
 class SecuritySettings(_Section):
@@ -243,6 +277,24 @@ class SecuritySettings(_Section):
     costs each page load: Playwright's driver then intercepts every request (a foreign one
     also goes through Python); ``bench/origin_route.py`` measures it. Redirects are not
     routed by Playwright, so the runner's checks stay the boundary."""
+
+
+class ProfileSettings(_Section):
+    """Shop profiles (#17). A shop whose proxy fails waits behind its own breaker
+    (``proxy:<shop>``), counted and backed off with the ``[breakers]`` numbers."""
+
+    echo_url: str = ""
+    """A page that reports what a site sees (the demo site's ``/echo``); ``shop check`` loads
+    it through the shop's profile. Empty: ``shop check`` needs ``--echo-url``."""
+
+    @model_validator(mode="after")
+    def _echo_is_http(self) -> ProfileSettings:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(self.echo_url)
+        if self.echo_url and (parts.scheme not in ("http", "https") or not parts.hostname):
+            raise ValueError("echo_url: must be an http:// or https:// URL")
+        return self
 
 
 class PreemptionSettings(_Section):
@@ -333,6 +385,7 @@ class Settings(_Section):
     breakers: BreakerSettings = BreakerSettings()
     rescue: RescueSettings = RescueSettings()
     preemption: PreemptionSettings = PreemptionSettings()
+    profiles: ProfileSettings = ProfileSettings()
     metrics: MetricsSettings = MetricsSettings()
     platforms: dict[str, PlatformSettings] = Field(default_factory=dict)
     security: SecuritySettings = SecuritySettings()

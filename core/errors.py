@@ -26,6 +26,8 @@
         │   └── WriteOutcomeUnknown  a write was cut off mid-way and cannot be verified
         ├── BrowserCrashed      the browser or renderer died: retry on a fresh browser
         ├── StepTimeout         a step did not finish in time
+        ├── ProxyFailed         the shop's proxy refused or timed out: the shop waits (its
+        │                       proxy breaker), the attempt is given back, no ticket
         └── Blocked             the task tried to cross the trust boundary: a ticket, no retry
             ├── OriginBlocked       a page (or frame) of a foreign origin or scheme
             └── CredentialBlocked   a credential about to go where it must not
@@ -234,6 +236,20 @@ class StepTimeout(SiteFailed):
     """A step did not finish within its timeout."""
 
     error_class = "step_timeout"
+
+
+class ProxyFailed(TaskError):
+    """The shop's own proxy refused the connection, failed to connect onwards or did not
+    answer (#17). It is the shop's trouble, not the site's nor the task's: the engine gives the
+    attempt back, opens the shop's proxy breaker (``proxy:<shop>``, half-open probe) so only
+    that shop's tasks wait, and opens no ticket. Never recorded as a task's failure, so its
+    class is not in :data:`ERROR_CLASSES`."""
+
+    error_class = "proxy_failed"
+
+    def __init__(self, message: str, *, shop: str, step: int | None = None) -> None:
+        super().__init__(message, step=step)
+        self.shop = shop
 
 
 class Blocked(TaskError):

@@ -113,6 +113,15 @@ class BreakerChanged(Event):
 
 
 @dataclass(frozen=True)
+class ShopProxyChanged(Event):
+    """#17: a shop's proxy went down (its tasks wait; ``error`` says why) or answers again."""
+
+    shop: str
+    down: bool
+    error: str = ""
+
+
+@dataclass(frozen=True)
 class EngineProblem(Event):
     """A background job died, or the engine stopped because of one."""
 

@@ -65,6 +65,10 @@ def _sample_password(store: Store) -> bytes | None:
             token = store.shop_password_enc(shop.name)
             if token:
                 return token
+        if shop.has_proxy_password:  # --- #17 shop profiles
+            token = store.shop_proxy_password_enc(shop.name)
+            if token:
+                return token
     return None
 
 

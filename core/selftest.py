@@ -9,8 +9,9 @@ the user's real data, keychain and configuration are never written), it:
 2. starts the built-in demo seller site on 127.0.0.1;
 3. opens a fresh database, registers the demo shops with their logins;
 4. runs one ``collect_data`` task through the real engine and browser pool;
-5. checks the task finished, the rows it extracted are the ones the site shows, and the site
-   saw exactly one login and no write.
+5. checks the task finished, the rows it extracted are the ones the site shows, the site
+   saw exactly one login and no write, and every request came with the shop's profile (#17:
+   the demo shop gets a locale and a user agent of its own, as an operator's would).
 
 It prints one line per step and exits 0 when every check passed, 1 otherwise.
 """
@@ -39,6 +40,10 @@ SHOP = "pdd-1"
 PAGE = 7
 """The statistics page it reads (any page 1..500 of the demo site works)."""
 TIMEOUT_S = 180.0
+PROFILE_LOCALE = "en-US"
+"""The self-test shop's own locale (#17): not the built-in zh-CN, so seeing it proves the
+shop's profile reached the browser."""
+PROFILE_UA = f"Mozilla/5.0 (ShopFleet self-test {__version__})"
 """How long the task may take in total (a first browser start on Windows can be slow)."""
 
 
@@ -107,6 +112,7 @@ async def _run_one_task(settings: Settings, home: Path, report: SelfTestReport,
     from .demo import register_demo_shops
     from .demosite import DemoSite, stats_rows
     from .engine.browser_executor import BrowserExecutor
+    from .profiles import ShopProfile
     from .specs import TaskSpec
     from .store import TaskState
     from .vault import Vault
@@ -125,6 +131,8 @@ async def _run_one_task(settings: Settings, home: Path, report: SelfTestReport,
             # Never the OS keychain: a key made here must not shadow the user's real one.
             vault = await asyncio.to_thread(Vault.open, home, use_keyring=False)
             await asyncio.to_thread(register_demo_shops, store, site, vault)
+            await asyncio.to_thread(store.set_shop_profile, SHOP, ShopProfile(
+                locale=PROFILE_LOCALE, user_agent=PROFILE_UA), proxy_password_enc=None)
             check("temporary database opened", True,
                   f"{home / 'selftest.db'}, {len(store.shops())} demo shops")
             spec = TaskSpec.model_validate({
@@ -160,6 +168,17 @@ async def _run_one_task(settings: Settings, home: Path, report: SelfTestReport,
             writes = site.records()
             check("the site saw one login and no write", len(logins) == 1 and not writes,
                   f"{len(logins)} login(s), {len(writes)} write(s)")
+            shop_platform = (await asyncio.to_thread(store.shop, SHOP)).platform
+            seen = site.requests(platform=shop_platform)
+            langs = sorted({r["accept_language"] for r in seen})
+            agents = sorted({r["user_agent"] for r in seen})
+            # Chromium sends the locale (Playwright's own Accept-Language for it).
+            lang_ok = bool(langs) and all(v.startswith(PROFILE_LOCALE) for v in langs)
+            check("the shop's profile reached the site",
+                  bool(seen) and lang_ok and agents == [PROFILE_UA],
+                  f"{len(seen)} requests with Accept-Language {', '.join(langs)} and the "
+                  + ("shop's own user agent" if agents == [PROFILE_UA]
+                     else f"user agent(s) {agents}"))
         finally:
             await asyncio.to_thread(store.close)
     finally:

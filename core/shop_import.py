@@ -3,8 +3,12 @@
 The file's first row names the columns: ``name``, ``platform``, ``base_url`` (required),
 ``username``, ``password``, ``allowed_origins`` and ``tags`` (optional; origins and tags
 separated by spaces, commas or semicolons; tags as :func:`core.selectors.normalize_tag`
-allows, #18). Column names are matched without case and surrounding spaces; an
-unknown column is refused (a typo such as ``pasword`` would otherwise drop every password).
+allows, #18), and the shop's profile (#17, optional): ``proxy``
+(``http://user:password@host:port``; the password is stored encrypted), ``locale``,
+``timezone``, ``user_agent``, ``viewport`` (``1366x768``), ``geolocation`` (``31.23,121.47``)
+and ``headers`` (``Name: value; Name: value``), checked as ``shop add`` checks them.
+Column names are matched without case and surrounding spaces; an unknown column is refused
+(a typo such as ``pasword`` would otherwise drop every password).
 
 :func:`read_shop_list` writes nothing: it returns the valid rows and the errors, each naming
 its line and field, so the operator sees them all before deciding. :func:`import_shops` adds
@@ -28,18 +32,28 @@ from urllib.parse import urlsplit
 
 from .errors import InvalidInput
 from .origins import normalise_origins
+from .profiles import (
+    PROFILE_COLUMNS,
+    ProfileChange,
+    ProfileInput,
+    ShopProfile,
+    parse_profile_fields,
+    profile_input_from_row,
+)
 from .selectors import normalize_tags
 
 if TYPE_CHECKING:
     from .store.base import Store
 
-COLUMNS = ("name", "platform", "base_url", "username", "password", "allowed_origins", "tags")
+COLUMNS = ("name", "platform", "base_url", "username", "password", "allowed_origins", "tags",
+           *PROFILE_COLUMNS)
 """The columns a shop list may have, in the order a template shows them."""
 REQUIRED = ("name", "platform", "base_url")
 MAX_BYTES = 20_000_000
 MAX_ROWS = 10_000
 MAX_LEN = {"name": 200, "platform": 64, "base_url": 2000, "username": 200, "password": 500,
-           "allowed_origins": 4000, "tags": 2000}
+           "allowed_origins": 4000, "tags": 2000, "proxy": 2000, "locale": 64, "timezone": 64,
+           "user_agent": 512, "viewport": 32, "geolocation": 64, "headers": 4000}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -55,6 +69,8 @@ class ShopImportRow:
     password: str = field(default="", repr=False)
     allowed_origins: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    profile: ProfileChange | None = None
+    """#17: its profile (checked; the proxy's password apart, never in ``repr``)."""
 
     @property
     def has_password(self) -> bool:
@@ -234,17 +250,39 @@ def _check_row(line: int, values: dict[str, str]) -> tuple[ShopImportRow | None,
             tags = normalize_tags([t for t in re.split(r"[\s,;]+", text) if t], field="tags")
         except InvalidInput as exc:
             errs.append(RowError(line, "tags", exc.reason))
+    profile = _check_profile(line, clean, errs)
     if errs:
         return None, errs
     return ShopImportRow(line=line, name=clean["name"], platform=clean["platform"],
                          base_url=url.rstrip("/"), username=clean.get("username", ""),
                          password=clean.get("password", ""),
-                         allowed_origins=tuple(origins), tags=tags), []
+                         allowed_origins=tuple(origins), tags=tags, profile=profile), []
+
+
+def _check_profile(line: int, clean: dict[str, str], errs: list[RowError]
+                   ) -> ProfileChange | None:
+    """The row's profile cells as ``shop add`` checks them: an error per bad cell, named by
+    its column (the reasons never repeat a proxy URL: it may hold a password)."""
+    cells = {n: clean[n] for n in PROFILE_COLUMNS
+             if clean.get(n) and not any(e.field == n for e in errs)}
+    if not cells:
+        return None
+    given = profile_input_from_row(cells)
+    for n in cells:  # each cell alone, so that every bad one is named
+        one = ProfileInput(**{n: getattr(given, n)})  # the columns are its field names
+        try:
+            parse_profile_fields(ShopProfile(), one, prefix="")
+        except InvalidInput as exc:
+            errs.append(RowError(line, n, exc.reason))
+    if errs:
+        return None
+    return parse_profile_fields(ShopProfile(), given, prefix="")
 
 
 def import_shops(store: Store, rows: Sequence[ShopImportRow]) -> list[str]:
-    """Add these shops (checked rows, see :func:`read_shop_list`), their origins and
-    passwords (encrypted with the store's key). Returns the names added, in order.
+    """Add these shops (checked rows, see :func:`read_shop_list`), their origins, passwords
+    and profiles (passwords, the proxy's too, encrypted with the store's key). Returns the
+    names added, in order.
 
     Raises:
         InvalidInput: a row cannot be added after all (a shop of that name appeared since
@@ -252,9 +290,12 @@ def import_shops(store: Store, rows: Sequence[ShopImportRow]) -> list[str]:
         VaultKeyError: passwords cannot be encrypted with this store's key (checked before
             any shop is added).
     """
+    from .profile_store import save_profile
     from .secrets import open_vault_for, save_password
 
-    vault = open_vault_for(store) if any(r.has_password for r in rows) else None
+    secret = any(r.has_password or (r.profile is not None and r.profile.proxy_password)
+                 for r in rows)
+    vault = open_vault_for(store) if secret else None
     added: list[str] = []
     for r in rows:
         try:
@@ -268,6 +309,8 @@ def import_shops(store: Store, rows: Sequence[ShopImportRow]) -> list[str]:
             store.retag_shop(r.name, add=r.tags)
         if r.has_password:
             save_password(store, r.name, r.password, vault=vault)
+        if r.profile is not None:
+            save_profile(store, r.name, r.profile, vault=vault)
         added.append(r.name)
     return added
 

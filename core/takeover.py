@@ -12,8 +12,9 @@ of the shop already running when the takeover starts is waited for (it finishes 
 its next step; no new one starts meanwhile); the ticket's own task waits for a person
 (``waiting_human``) all along and nothing claims it.
 
-Hook for shop profiles (#17): :func:`takeover_settings` is where a shop's proxy and locale
-will be applied to the browser.
+The browser is the shop's own (#17): its profile (proxy, locale, time zone, user agent,
+viewport, geolocation, headers — :func:`core.profile_store.load_context_options`, as for its
+tasks) is applied to the context the person works in.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .browser.pool import BrowserPool
 from .browser.sessions import SessionStore
 from .config import Settings
 from .errors import Refused
+from .profile_store import load_context_options
 from .secrets import open_vault_for
 from .store.base import Store
 from .store.owners import new_owner_id
@@ -65,8 +67,8 @@ def stopped_at(ticket: Ticket, fallback: str) -> str:
 
 
 def takeover_settings(settings: Settings, shop: Any) -> Settings:
-    """The browser settings for a person's takeover: headed, one browser. (#17: the shop's
-    proxy and locale go here.)"""
+    """The browser settings for a person's takeover: headed, one browser (the shop's profile
+    is its context's: see :func:`take_over`)."""
     return settings.with_changes(browser={"headless": False},
                                  pool={"max_browsers": 1, "warm": 0})
 
@@ -132,9 +134,11 @@ async def _held_browser(store: Store, settings: Settings, shop: Any, url: str, *
     try:
         await _wait_idle_shop(store, shop.name, wait_running_s)
         vault = await asyncio.to_thread(open_vault_for, store, home)
+        options = await asyncio.to_thread(load_context_options, store, shop.name, settings,
+                                          vault)
         s = takeover_settings(settings, shop)
         pool = BrowserPool(s.pool, s.browser, sessions=SessionStore(home / "sessions", vault))
-        async with pool, pool.task_context(shop.name) as tc:
+        async with pool, pool.task_context(shop.name, options) as tc:
             page = tc.page
             closed = asyncio.Event()
             page.on("close", lambda _p: closed.set())

@@ -2,9 +2,9 @@
 
 What ``shopfleet record``, ``shopfleet run-flow`` and the console's flow editor run. Each call
 opens ONE browser through the same :class:`~core.browser.pool.BrowserPool` the engine uses, so
-the shop's context is the one its tasks get: its saved session (saved back afterwards) and —
-once shops have profiles (#17) — its profile, applied where the pool makes contexts; nothing
-here needs to change for that. No queue, no engine: a person is watching.
+the shop's context is the one its tasks get: its saved session (saved back afterwards) and its
+profile (#17: proxy, locale, time zone, user agent, … — :func:`core.profiles.context_options_for`,
+the function the engine's contexts are made with). No queue, no engine: a person is watching.
 
 * :func:`open_shop_browser` — the shop's context (headed by default), its page, and what the
   shop's login is (from the vault; never printed).
@@ -74,11 +74,14 @@ class _Shop:
     vault: Any
     record: Any
     info: Any
+    options: Any
+    """The shop's :class:`core.profiles.ContextOptions` (its profile, proxy password in it)."""
 
 
 async def _load_shop(store: Store, settings: Settings, shop_name: str,
                      home: Path | None) -> _Shop:
     from .paths import data_dir
+    from .profile_store import load_context_options
     from .secrets import decrypt_password, open_vault_for
     from .validation import shop_info
 
@@ -86,7 +89,11 @@ async def _load_shop(store: Store, settings: Settings, shop_name: str,
     vault = await asyncio.to_thread(open_vault_for, store, folder)
     rec = await asyncio.to_thread(store.shop, shop_name)
     token = await asyncio.to_thread(store.shop_password_enc, shop_name)
-    return _Shop(folder, vault, rec, shop_info(settings, rec, decrypt_password(token, vault=vault)))
+    # The shop's profile as every task of it gets it (read with the shop, so a change made on
+    # any machine of a fleet applies here too).
+    options = await asyncio.to_thread(load_context_options, store, shop_name, settings, vault)
+    return _Shop(folder, vault, rec, shop_info(settings, rec, decrypt_password(token, vault=vault)),
+                 options)
 
 
 @contextlib.asynccontextmanager
@@ -120,7 +127,7 @@ async def _open(settings: Settings, shop: _Shop, *, headed: bool,
     evidence = shop.home / "evidence" / purpose / time.strftime("%Y%m%d-%H%M%S")
     pool = BrowserPool(settings.pool, settings.browser,
                        sessions=SessionStore(shop.home / "sessions", shop.vault))
-    async with pool, pool.task_context(shop.record.name) as tc:
+    async with pool, pool.task_context(shop.record.name, shop.options) as tc:
         yield ShopBrowser(tc.context, tc.page, shop.info, evidence)
 
 

@@ -22,6 +22,7 @@ from core import (
     GateChanged,
     GateHeld,
     ShopPaused,
+    ShopProxyChanged,
     TaskBumped,
     TaskPreempted,
     TaskProgress,
@@ -38,6 +39,7 @@ _SIGNAL_FOR: dict[type[Event], str] = {
     TaskBumped: "task_bumped",
     TaskPreempted: "task_preempted",
     ShopPaused: "shop_paused",
+    ShopProxyChanged: "shop_proxy_changed",
     DomainPaused: "domain_paused",
     GateChanged: "gate_changed",
     GateHeld: "gate_held",
@@ -58,6 +60,8 @@ class EngineBridge(QObject):
     task_progressed = Signal(object)
     task_bumped = Signal(object)
     shop_paused = Signal(object)
+    shop_proxy_changed = Signal(object)
+    """#17: a shop's proxy went down (its tasks wait) or answers again."""
     domain_paused = Signal(object)
     gate_changed = Signal(object)
     gate_held = Signal(object)

@@ -150,6 +150,8 @@ SHOPS = [
     Column("login", QT_TR_NOOP("Login name"), lambda r: getattr(r, "username", "")),
     Column("password", QT_TR_NOOP("Password"), lambda r: shops.password_text(r),
            tip=lambda r: shops.password_tip(r), icon=lambda r: shops.password_icon(r)),
+    Column("network", QT_TR_NOOP("Network"), lambda r: shops.network_text(r),  # #17
+           tip=lambda r: shops.network_tip(r), icon=lambda r: shops.network_icon(r)),
     Column("paused", QT_TR_NOOP("Shop paused"), lambda r: tr("paused") if r.paused else ""),
     Column("dpaused", QT_TR_NOOP("Site paused"),
            lambda r: tr("paused") if r.domain_paused else ""),

@@ -283,6 +283,8 @@ def gate(name: str) -> str:
 
 
 def breaker(name: str) -> str:
+    if name.startswith("proxy:"):  # #17: one shop's own proxy breaker
+        return tr("proxy of shop %1", name[len("proxy:"):])
     return tr("Browser pool") if name == "*pool*" else name
 
 

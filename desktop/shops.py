@@ -5,6 +5,13 @@ The rows of the Shops view are core's :class:`core.ShopRow` (work counts) joined
 shop's record (login name, password set, allowed origins): a shop without a password is
 flagged (an icon, a tooltip, a filter), never a silent trap.
 
+#17: the shop's network identity (its profile: proxy, locale, time zone, user agent, viewport,
+geolocation, headers) is edited in the shop dialog (:class:`ProfileFields`), checked with the
+CLI's words (:func:`core.parse_profile_fields`); the proxy's password is typed apart, stored
+encrypted and never shown. The view's Network column says "proxy down" with the error while a
+shop's proxy breaker is open (the engine's snapshot and its events) and warns about shops of a
+platform that share a proxy, or go direct while the others use one (:func:`core.check_exits`).
+
 Every dialog here keeps its input when core refuses it: the error (naming the field) shows in
 the dialog, which stays open. The checks are core's (:mod:`core.shop_import` for lists); the
 writes run on a worker thread.
@@ -13,8 +20,8 @@ writes run on a worker thread.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +29,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QApplication,
+    QCompleter,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
+    QGroupBox,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
@@ -35,15 +44,22 @@ from PySide6.QtWidgets import (
 )
 
 from core import (
+    ExitWarning,
     InvalidInput,
+    ProfileInput,
     Refused,
     ShopFleetError,
     ShopImport,
+    ShopProfile,
     Store,
+    check_exits,
     check_shop_table,
     import_shops,
     normalize_tags,
+    parse_profile_fields,
+    profile_input_from_form,
     read_shop_list,
+    save_profile,
     set_shop_password,
     shop_rows,
 )
@@ -70,11 +86,25 @@ class ShopLine:
     has_password: bool = False
     allowed_origins: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    # --- #17 the shop's network identity
+    profile: ShopProfile = field(default_factory=ShopProfile)
+    has_proxy_password: bool = False
+    proxy_down: str = ""
+    """Why its proxy is down (its tasks wait), or "" while it answers."""
+    exit_warnings: tuple[ExitWarning, ...] = ()
+    """The platform could tie it to other shops by its network path."""
 
 
-def load_shop_lines(store: Store) -> list[ShopLine]:
-    """Blocking: every shop's row (run it on a worker thread)."""
+def load_shop_lines(store: Store, proxy_down: Mapping[str, str] | None = None
+                    ) -> list[ShopLine]:
+    """Blocking: every shop's row (run it on a worker thread). ``proxy_down``: shops whose
+    proxy is down, with why (the engine's :attr:`core.EngineStatistics.proxy_down`)."""
     records = {s.name: s for s in store.shops()}
+    warned: dict[str, list[ExitWarning]] = {}
+    for w in check_exits(records.values()):
+        for name in w.shops:
+            warned.setdefault(name, []).append(w)
+    down = proxy_down or {}
     out = []
     for r in shop_rows(store):
         rec = records.get(r.name)
@@ -84,7 +114,10 @@ def load_shop_lines(store: Store) -> list[ShopLine]:
             waiting=r.waiting, username=rec.username if rec else "",
             has_password=bool(rec and rec.has_password),
             allowed_origins=tuple(rec.allowed_origins) if rec else (),
-            tags=tuple(r.tags)))
+            tags=tuple(r.tags),
+            profile=rec.profile if rec else ShopProfile(),
+            has_proxy_password=bool(rec and rec.has_proxy_password),
+            proxy_down=down.get(r.name, ""), exit_warnings=tuple(warned.get(r.name, ()))))
     return out
 
 
@@ -107,6 +140,47 @@ def password_icon(row: Any) -> QIcon | None:
 def without_password(row: Any) -> bool:
     """The "without a password only" filter of the Shops view."""
     return not getattr(row, "has_password", True)
+
+
+# -- the Network column (#17) ------------------------------------------------------------
+
+def network_text(row: Any) -> str:
+    """"proxy down", the proxy (no password: the profile never holds one) or "direct"."""
+    if getattr(row, "proxy_down", ""):
+        return tr("proxy down")
+    profile = getattr(row, "profile", None)
+    shared = any(w.kind != "direct" for w in getattr(row, "exit_warnings", ()))
+    if profile is not None and profile.proxy:
+        return tr("%1 (shared)", profile.proxy) if shared else profile.proxy
+    if getattr(row, "exit_warnings", ()):
+        return tr("direct (others use a proxy)")
+    return tr("direct")
+
+
+def _warning_text(w: ExitWarning, me: str) -> str:
+    if w.kind == "direct":
+        return tr("No proxy, while other %1 shops use one", w.platform)
+    others = ", ".join(n for n in w.shops if n != me)
+    if w.kind == "exit":
+        return tr("Same exit address %1 as %2 (%3)", w.address, others, w.platform)
+    return tr("Same proxy %1 as %2 (%3)", w.address, others, w.platform)
+
+
+def network_tip(row: Any) -> str:
+    lines = []
+    if getattr(row, "proxy_down", ""):
+        lines.append(tr("Proxy down: %1", row.proxy_down))
+        lines.append(tr("Its tasks wait for the proxy; other shops run."))
+    lines += [_warning_text(w, row.name) for w in getattr(row, "exit_warnings", ())]
+    return "\n".join(lines)
+
+
+def network_icon(row: Any) -> QIcon | None:
+    if getattr(row, "proxy_down", ""):
+        return QApplication.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxCritical)
+    if getattr(row, "exit_warnings", ()):
+        return QApplication.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
+    return None
 
 
 # -- running a dialog's write: refusals stay in the dialog ----------------------------------
@@ -209,6 +283,7 @@ class ShopDialog(KeepsInput):
         self.origins.setPlaceholderText(tr("one per line, e.g. https://img.example.com"))
         self.origins.setFixedHeight(70)
         self.tags = tags_field(shop.tags if shop else (), self)
+        self.profile = ProfileFields(shop, self)  # #17
         form = QFormLayout()
         form.addRow(tr("Name"), self.name)
         form.addRow(tr("Platform"), self.platform)
@@ -219,9 +294,10 @@ class ShopDialog(KeepsInput):
         form.addRow(tr("Tags"), self.tags)
         lay = QVBoxLayout(self)
         lay.addLayout(form)
+        lay.addWidget(self.profile)
         lay.addWidget(self.error)
         lay.addWidget(self.buttons)
-        fit_to_screen(self, 560, 360)
+        fit_to_screen(self, 560, 640)
 
     def origin_list(self) -> list[str]:
         return [u.strip() for u in self.origins.toPlainText().split() if u.strip()]
@@ -321,11 +397,81 @@ def tag_shops(window: Any, *, remove: bool = False) -> TagDialog | None:
     return dlg
 
 
+class ProfileFields(QGroupBox):
+    """#17: the shop's network identity in its dialog. The proxy shows without a password
+    (the store has none in it); the password is typed apart, never shown."""
+
+    def __init__(self, shop: ShopLine | None, parent: QWidget | None = None) -> None:
+        super().__init__(tr("Network identity (profile)"), parent)
+        self.setObjectName("shop-profile")
+        p = shop.profile if shop is not None else ShopProfile()
+        self.had_password = bool(shop is not None and shop.has_proxy_password)
+        self.shown_proxy = p.proxy
+        self.proxy = QLineEdit(p.proxy, self)
+        self.proxy.setPlaceholderText(tr("http://user@host:port — empty: direct"))
+        self.proxy_password = QLineEdit(self)
+        self.proxy_password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.proxy_password.setPlaceholderText(
+            tr("stored encrypted; leave empty to keep it") if self.had_password
+            else tr("if the proxy asks for one"))
+        self.language = QLineEdit(p.locale, self)
+        self.language.setPlaceholderText(tr("platform's or zh-CN"))
+        self.timezone = QLineEdit(p.timezone, self)
+        self.timezone.setPlaceholderText(tr("platform's or this computer's, e.g. Asia/Shanghai"))
+        self.timezone.setCompleter(_timezone_completer(self))
+        self.user_agent = QLineEdit(p.user_agent, self)
+        self.user_agent.setPlaceholderText(tr("platform's or the browser's own"))
+        self.viewport = QLineEdit("x".join(map(str, p.viewport)) if p.viewport else "", self)
+        self.viewport.setPlaceholderText("1366x768")
+        self.geolocation = QLineEdit(
+            ",".join(f"{v:g}" for v in p.geolocation) if p.geolocation else "", self)
+        self.geolocation.setPlaceholderText("31.23,121.47")
+        self.headers = QPlainTextEdit("\n".join(f"{k}: {v}" for k, v in p.headers), self)
+        self.headers.setPlaceholderText(tr("one per line, e.g. X-Team: north"))
+        self.headers.setFixedHeight(56)
+        form = QFormLayout(self)
+        form.addRow(tr("Proxy"), self.proxy)
+        form.addRow(tr("Proxy password"), self.proxy_password)
+        form.addRow(tr("Language (locale)"), self.language)
+        form.addRow(tr("Time zone"), self.timezone)
+        form.addRow(tr("User agent"), self.user_agent)
+        form.addRow(tr("Window size"), self.viewport)
+        form.addRow(tr("Location"), self.geolocation)
+        form.addRow(tr("Extra headers"), self.headers)
+
+    def given(self) -> ProfileInput:
+        """What the operator typed (checked by :func:`save_shop`, on a worker thread).
+
+        Raises:
+            InvalidInput: a proxy password that cannot go with the proxy typed.
+        """
+        return profile_input_from_form(
+            shown_proxy=self.shown_proxy, proxy=self.proxy.text(),
+            proxy_password=self.proxy_password.text(), locale=self.language.text(),
+            timezone=self.timezone.text(), user_agent=self.user_agent.text(),
+            viewport=self.viewport.text(), geolocation=self.geolocation.text(),
+            headers=self.headers.toPlainText().splitlines(), had_password=self.had_password)
+
+
+def _timezone_completer(parent: QWidget) -> QCompleter:
+    import zoneinfo
+
+    c = QCompleter(sorted(zoneinfo.available_timezones()), parent)
+    c.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+    c.setFilterMode(Qt.MatchFlag.MatchContains)
+    return c
+
+
 def save_shop(store: Store, editing: bool, name: str, platform: str, base_url: str,
               username: str, password: str, origins: list[str],
-              tags: list[str] | None = None) -> None:
-    """Blocking: add the shop (or change it), its origins, its tags and, if given, its
-    password. Everything is checked before the shop is written."""
+              tags: list[str] | None = None, profile: ProfileInput | None = None) -> None:
+    """Blocking: add the shop (or change it), its origins, its tags, its profile and, if
+    given, its password. Everything is checked before anything is written (the profile with
+    the CLI's words, each field named)."""
+    change = None
+    if profile is not None:
+        current = store.shop(name).profile if editing else ShopProfile()
+        change = parse_profile_fields(current, profile, prefix="")
     if editing:
         if tags is not None:
             normalize_tags(tags, field="tags")  # before the first write
@@ -335,6 +481,8 @@ def save_shop(store: Store, editing: bool, name: str, platform: str, base_url: s
             set_shop_tags(store, name, tags)
         if password:
             set_shop_password(store, name, password)
+        if change is not None:
+            save_profile(store, name, change)
         return
     table = [["name", "platform", "base_url", "username", "password", "allowed_origins",
               "tags"],
@@ -345,6 +493,8 @@ def save_shop(store: Store, editing: bool, name: str, platform: str, base_url: s
         e = found.errors[0]
         raise InvalidInput(e.field, e.reason)
     import_shops(store, found.rows)
+    if change is not None and not change.profile.is_empty:
+        save_profile(store, name, change)
 
 
 class PasswordDialog(KeepsInput):
@@ -437,8 +587,12 @@ def _shop_dialog(window: Any, shop: ShopLine | None) -> ShopDialog:
                 dlg.username.text().strip(), dlg.password.text(), dlg.origin_list(),
                 dlg.tag_list())
         what = tr("Edit shop %1", args[2]) if shop else tr("Add shop %1", args[2])
-        run_keeping_input(window, dlg, what, lambda: window.reader(save_shop, *args),
-                          then=lambda _: _refresh(window))
+
+        async def write() -> None:
+            given = dlg.profile.given()  # a refusal here stays in the dialog too
+            await window.reader(save_shop, *args, given)
+
+        run_keeping_input(window, dlg, what, write, then=lambda _: _refresh(window))
 
     dlg.submitted.connect(go)
     window.dialog = dlg

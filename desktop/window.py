@@ -132,6 +132,7 @@ class MainWindow(TrayMixin, SelectionMixin, LayoutMixin, RefreshMixin, CommandsM
         self.counts: dict[str, int] = {}
         self._counts_busy = False
         self._lost_seen: set[str] = set()
+        self.proxy_down: dict[str, str] = {}  # #17
 
         # -- models
         store, reader = self.store, self.reader
@@ -295,6 +296,7 @@ class MainWindow(TrayMixin, SelectionMixin, LayoutMixin, RefreshMixin, CommandsM
         b.task_progressed.connect(self._progress)
         for sig in (b.shop_paused, b.domain_paused):
             sig.connect(lambda *_: self._mark(("shops",)))
+        b.shop_proxy_changed.connect(self._proxy_changed)  # #17
         b.breaker_tripped.connect(self._breaker_tripped)
         b.ticket_opened.connect(self._ticket_opened)
         b.ticket_answered.connect(lambda *_: self._mark(("tickets", "kb", "rules")))

@@ -84,6 +84,8 @@ class RefreshMixin(_Base):
     live_button: QToolButton
     dialog: QWidget | None
     _lost_seen: set[str]
+    proxy_down: dict[str, str]
+    """#17: shops whose proxy is down, with why (the engine's snapshot and its events)."""
 
     if TYPE_CHECKING:  # defined by the window and its other parts
         def current_key(self) -> str: ...
@@ -104,7 +106,15 @@ class RefreshMixin(_Base):
                                  type=flt.type if flt else "")
 
     async def _load_shops(self) -> list[Any]:
-        return await self.reader(shops.load_shop_lines, self.store)
+        return await self.reader(shops.load_shop_lines, self.store, dict(self.proxy_down))
+
+    def _proxy_changed(self, event: Any) -> None:
+        """#17: a shop's proxy went down or answers again: its row says so at once."""
+        if event.down:
+            self.proxy_down[event.shop] = event.error
+        else:
+            self.proxy_down.pop(event.shop, None)
+        self._mark(("shops",))
 
     async def _load_workers(self) -> list[Any]:
         return await self.reader(self.store.workers)
@@ -319,6 +329,9 @@ class RefreshMixin(_Base):
         self._show_in_flight()
         self.models["gates"].set_rows(stats.gates)
         self.models["breakers"].set_rows(stats.breakers)
+        if stats.proxy_down != self.proxy_down:  # #17: the fleet's view (Redis breakers too)
+            self.proxy_down = dict(stats.proxy_down)
+            self._mark(("shops",))
         self.dashboard.add_live(stats)
         if self.current_key() == "dashboard":
             self.dashboard.redraw()

@@ -8,7 +8,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..profiles import ContextOptions
 
 
 class ContextHandle(Protocol):
@@ -48,7 +51,11 @@ class BrowserHandle(Protocol):
         """Call ``callback`` (once, on the event loop) when the browser goes away."""
         ...
 
-    async def new_context(self, storage_state: dict[str, Any] | None) -> ContextHandle: ...
+    async def new_context(self, storage_state: dict[str, Any] | None,
+                          options: ContextOptions | None = None) -> ContextHandle:
+        """A fresh context with ``storage_state``, made with ``options`` (a shop's profile:
+        proxy, locale, time zone, …; None: the browser's defaults)."""
+        ...
 
     async def close(self) -> None:
         """Close politely (may hang: the pool times it out)."""

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..config import BrowserSettings
 from ..errors import EnvironmentProblem
+from ..profiles import ContextOptions
 from .discovery import BrowserChoice, discover, launch_args, running_as_root
 
 
@@ -202,8 +203,10 @@ class PlaywrightBrowser:
     def on_disconnect(self, callback: Callable[[], None]) -> None:
         self._browser.on("disconnected", lambda _b: callback())
 
-    async def new_context(self, storage_state: dict[str, Any] | None) -> PlaywrightContext:
-        ctx = await self._browser.new_context(storage_state=storage_state)
+    async def new_context(self, storage_state: dict[str, Any] | None,
+                          options: ContextOptions | None = None) -> PlaywrightContext:
+        kwargs = options.playwright_kwargs() if options is not None else {}
+        ctx = await self._browser.new_context(storage_state=storage_state, **kwargs)
         return PlaywrightContext(ctx)
 
     async def close(self) -> None:

@@ -58,6 +58,7 @@ from typing import Any, Self
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import BrowserSettings, PoolSettings
 from ..errors import BrowserCrashed, Refused, ShopFleetError
+from ..profiles import ContextOptions
 from .base import BrowserHandle, ContextHandle, Launcher
 from .playwright import PlaywrightLauncher
 from .sessions import SessionStore
@@ -102,6 +103,7 @@ class _Browser:
     dead: bool = False
     task_contexts: set[TaskContext] = field(default_factory=set)
     spare: tuple[ContextHandle, Any] | None = None
+    """A context made ahead with the pool's ``spare_options`` (never a profiled shop's)."""
     spare_task: asyncio.Task[None] | None = None
 
     @property
@@ -119,8 +121,11 @@ class TaskContext:
         browser_id: which pool browser it runs in (for logs and events).
     """
 
-    def __init__(self, shop: str, handle: ContextHandle, page: Any, browser_id: int) -> None:
+    def __init__(self, shop: str, handle: ContextHandle, page: Any, browser_id: int,
+                 options: ContextOptions | None = None) -> None:
         self.shop = shop
+        self.options = options
+        """What the context was made with (the shop's profile; None: the browser's defaults)."""
         self.page = page
         self.context = handle.native
         self.browser_id = browser_id
@@ -145,12 +150,16 @@ class BrowserPool:
             settings' ``contexts_per_browser`` if present, else 1).
         prewarm_contexts: keep a spare context ready in each browser (see the module doc;
             default: the settings' ``prewarm_contexts`` if present, else off).
+        spare_options: the profile spare contexts are made with; a task gets a spare only
+            when its shop's options equal these (a shop with a profile of its own gets a
+            context made for it, never one made with another shop's settings).
     """
 
     def __init__(self, pool: PoolSettings, browser: BrowserSettings, *,
                  launcher: Launcher | None = None, sessions: SessionStore | None = None,
                  clock: Clock = SYSTEM_CLOCK, contexts_per_browser: int | None = None,
-                 prewarm_contexts: bool | None = None) -> None:
+                 prewarm_contexts: bool | None = None,
+                 spare_options: ContextOptions | None = None) -> None:
         # The settings are the default; a keyword (benchmarks, tests) still wins.
         if contexts_per_browser is None:
             contexts_per_browser = pool.contexts_per_browser
@@ -165,6 +174,7 @@ class BrowserPool:
         self._clock = clock
         self.contexts_per_browser = contexts_per_browser
         self.prewarm_contexts = prewarm_contexts
+        self.spare_options = spare_options
         self._browsers: list[_Browser] = []
         self._launching = 0
         self._ids = 0
@@ -264,8 +274,10 @@ class BrowserPool:
     # ----------------------------------------------------------------- tasks
 
     @contextlib.asynccontextmanager
-    async def task_context(self, shop: str) -> AsyncIterator[TaskContext]:
-        """A fresh context and page for one task of ``shop``, with its saved session.
+    async def task_context(self, shop: str, options: ContextOptions | None = None
+                           ) -> AsyncIterator[TaskContext]:
+        """A fresh context and page for one task of ``shop``, with its saved session, made
+        with ``options`` (the shop's profile, see :func:`core.profiles.context_options_for`).
 
         On exit, whatever happened, the session is saved back and the context closed.
 
@@ -280,7 +292,7 @@ class BrowserPool:
         state = await self._sessions.load(shop) if self._sessions else None
         browser = await self._acquire()
         try:
-            tc = await self._open(browser, shop, state)
+            tc = await self._open(browser, shop, state, options)
         except BaseException:
             browser.open -= 1
             self._after_release(browser)
@@ -404,10 +416,12 @@ class BrowserPool:
                 with contextlib.suppress(ValueError):
                     self._waiters.remove(fut)
 
-    async def _open(self, b: _Browser, shop: str, state: dict[str, Any] | None) -> TaskContext:
+    async def _open(self, b: _Browser, shop: str, state: dict[str, Any] | None,
+                    options: ContextOptions | None) -> TaskContext:
         timeout = self._cfg.step_timeout_s
         try:
-            spare = self._take_spare(b)
+            # A spare was made with spare_options: only a shop with exactly those may have it.
+            spare = self._take_spare(b) if options == self.spare_options else None
             if spare is not None:
                 handle, page = spare
                 try:
@@ -417,7 +431,7 @@ class BrowserPool:
                     self._spawn(self._close_context(b, handle), "pool-close-spare")
                     raise
             else:
-                handle = await asyncio.wait_for(b.handle.new_context(state), timeout)
+                handle = await asyncio.wait_for(b.handle.new_context(state, options), timeout)
                 try:
                     page = await asyncio.wait_for(handle.new_page(), timeout)
                 except BaseException:
@@ -435,7 +449,7 @@ class BrowserPool:
                     f"the browser closed unexpectedly while opening a context: {exc}") from exc
             self._retire_soon(b, f"could not open a context: {exc}")
             raise BrowserCrashed(f"browser {b.id} could not open a context: {exc}") from exc
-        tc = TaskContext(shop, handle, page, b.id)
+        tc = TaskContext(shop, handle, page, b.id, options)
         page.on("crash", lambda *_: tc._mark_crashed("the page's renderer crashed"))
         b.task_contexts.add(tc)
         # Prepare the next task's context now, while this task runs: made after the release
@@ -492,7 +506,8 @@ class BrowserPool:
 
     async def _make_spare(self, b: _Browser) -> None:
         try:
-            handle = await asyncio.wait_for(b.handle.new_context(None), self._cfg.step_timeout_s)
+            handle = await asyncio.wait_for(b.handle.new_context(None, self.spare_options),
+                                            self._cfg.step_timeout_s)
             try:
                 page = await asyncio.wait_for(handle.new_page(), self._cfg.step_timeout_s)
             except BaseException:

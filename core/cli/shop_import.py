@@ -8,6 +8,7 @@ is written and the exit status is 2, unless ``--skip-invalid`` says to add the v
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from ..shop_import import import_shops, read_shop_list
@@ -17,8 +18,8 @@ from .context import Cli
 def cmd_shop_import(args: argparse.Namespace, cli: Cli) -> int:
     existing = [s.name for s in cli.store.shops()]
     found = read_shop_list(args.file, existing=existing)
-    for e in found.errors:
-        print(f"error: {e}")
+    for e in found.errors:  # with --json, stdout holds the JSON alone
+        print(f"error: {e}", file=sys.stderr if cli.json else sys.stdout)
     if found.errors and not args.skip_invalid:
         print(f"{len(found.errors)} error(s); nothing imported (fix the file, or add the "
               f"{len(found.rows)} valid row(s) with --skip-invalid)")
@@ -43,7 +44,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     actions = [a for a in shop._actions if isinstance(a, argparse._SubParsersAction)]
     p = actions[0].add_parser("import", parents=[common],
                               help="add the shops of a CSV or XLSX list (name, platform, "
-                                   "base_url, username, password, allowed_origins, tags)")
+                                   "base_url, username, password, allowed_origins, tags; "
+                                   "profile: proxy, locale, timezone, user_agent, viewport, "
+                                   "geolocation, headers)")
     p.add_argument("file", help="the .csv (UTF-8) or .xlsx file")
     p.add_argument("--skip-invalid", action="store_true",
                    help="add the valid rows even when others have errors")

@@ -11,9 +11,38 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..origins import normalise_origins
+from ..profiles import ProfileInput, ShopProfile, exit_warnings, parse_profile_fields, shop_json
 from ..selectors import normalize_tags, select_shops
 from ..store.records import ShopRecord
+from . import shop_check
 from .context import Cli
+
+_PROFILE_OPTIONS = ("proxy", "locale", "timezone", "user_agent", "viewport", "geolocation",
+                    "header")
+
+
+def _profile_input(args: argparse.Namespace) -> ProfileInput | None:
+    """The profile options given on the command line, or None when there are none."""
+    given = {k: getattr(args, k) for k in _PROFILE_OPTIONS}
+    if all(v is None for v in given.values()):
+        return None
+    headers = given.pop("header")
+    return ProfileInput(headers=headers, **given)
+
+
+def _add_profile_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("profile (#17: the shop's network identity; '' clears a field)")
+    g.add_argument("--proxy", metavar="URL",
+                   help="http://, https:// or socks5://[user:password@]host:port "
+                        "(the password is stored encrypted and never shown)")
+    g.add_argument("--locale", metavar="L", help="BCP 47, e.g. zh-CN (default zh-CN)")
+    g.add_argument("--timezone", metavar="TZ", help="IANA name, e.g. Asia/Shanghai "
+                                                   "(default the system's)")
+    g.add_argument("--user-agent", metavar="S", help="default: the browser's own")
+    g.add_argument("--viewport", metavar="WxH", help="e.g. 1366x768")
+    g.add_argument("--geolocation", metavar="LAT,LON", help="granted to the shop's pages")
+    g.add_argument("--header", action="append", metavar="K:V",
+                   help="an extra request header (repeatable; replaces the list)")
 
 
 def picked_shops(cli: Cli, selector: str | None) -> list[ShopRecord]:
@@ -28,7 +57,7 @@ def picked_shops(cli: Cli, selector: str | None) -> list[ShopRecord]:
 def cmd_shops(args: argparse.Namespace, cli: Cli) -> int:
     shops = picked_shops(cli, args.shops)
     if cli.json:
-        cli.out([s.__dict__ for s in shops])
+        cli.out([shop_json(s) for s in shops])
         return 0
     if not shops:
         print("no shops (add one with 'shopfleet shop add NAME --platform P --base-url URL')")
@@ -38,32 +67,76 @@ def cmd_shops(args: argparse.Namespace, cli: Cli) -> int:
         pw = ", password set" if s.has_password else ""
         tags = f"  tags: {' '.join(s.tags)}" if s.tags else ""
         print(f"{s.name:<16} {s.platform:<8} {s.base_url}  ({login}{pw}){flags}{tags}")
+        if not s.profile.is_empty:
+            print(f"{'':<16} profile: {_profile_line(s)}")
+    for line in exit_warnings(shops):
+        print(f"warning: {line}", file=sys.stderr)
     return 0
+
+
+def _profile_line(s: Any) -> str:
+    p = s.profile
+    parts = [f"proxy {p.proxy}" if p.proxy else "direct"]
+    parts += [v for v in (p.locale, p.timezone) if v]
+    if p.viewport:
+        parts.append("x".join(map(str, p.viewport)))
+    if p.user_agent:
+        parts.append("own user agent")
+    if p.geolocation:
+        parts.append("geolocation")
+    if p.headers:
+        parts.append(f"{len(p.headers)} header(s)")
+    return ", ".join(parts)
 
 
 def cmd_shop_add(args: argparse.Namespace, cli: Cli) -> int:
     origins = normalise_origins(args.allow_origin or [], field="--allow-origin")
+    given = _profile_input(args)
+    # Every option is checked before anything is written.
+    change = parse_profile_fields(ShopProfile(), given) if given is not None else None
     shop = cli.store.add_shop(args.name, platform=args.platform, base_url=args.base_url,
                               username=args.username or "")
     if origins:
         shop = cli.store.set_shop_origins(args.name, origins)
+    if change is not None:
+        from ..profile_store import save_profile
+
+        shop = save_profile(cli.store, args.name, change)
     if cli.json:
-        cli.out(shop.__dict__)
+        cli.out(shop_json(shop))
     else:
         print(f"shop {shop.name} added ({shop.platform}, domain {shop.domain})")
     return 0
 
 
 def cmd_shop_set(args: argparse.Namespace, cli: Cli) -> int:
-    """``shop set NAME --allow-origin URL…``: the origins its tasks may load besides its own
-    (replaces the list; ``--allow-origin`` with no URL clears it)."""
-    origins = normalise_origins(args.allow_origin, field="--allow-origin")
-    shop = cli.store.set_shop_origins(args.name, origins)
+    """``shop set NAME [--allow-origin URL…] [--proxy URL] [--locale L] …``: the origins its
+    tasks may load besides its own (replaces the list; ``--allow-origin`` with no URL clears
+    it) and its profile fields (each given one replaces the field; ``''`` clears it)."""
+    given = _profile_input(args)
+    if args.allow_origin is None and given is None:
+        raise InvalidInput("shop set", "give --allow-origin or a profile option "
+                           "(--proxy, --locale, --timezone, --user-agent, --viewport, "
+                           "--geolocation, --header)")
+    origins = (normalise_origins(args.allow_origin, field="--allow-origin")
+               if args.allow_origin is not None else None)
+    current = cli.store.shop(args.name)
+    change = parse_profile_fields(current.profile, given) if given is not None else None
+    shop = current
+    if origins is not None:
+        shop = cli.store.set_shop_origins(args.name, origins)
+    if change is not None:
+        from ..profile_store import save_profile
+
+        shop = save_profile(cli.store, args.name, change)
     if cli.json:
-        cli.out(shop.__dict__)
+        cli.out(shop_json(shop))
     else:
-        print(f"shop {shop.name} may load: its own origin"
-              + "".join(f", {o}" for o in shop.allowed_origins))
+        if origins is not None:
+            print(f"shop {shop.name} may load: its own origin"
+                  + "".join(f", {o}" for o in shop.allowed_origins))
+        if change is not None:
+            print(f"shop {shop.name} profile: {_profile_line(shop)}")
     return 0
 
 
@@ -97,7 +170,7 @@ def cmd_shop_tag(args: argparse.Namespace, cli: Cli) -> int:
     change = {"add": tags} if args.cmd == "tag" else {"remove": tags}
     shops = [cli.store.retag_shop(name, **change) for name in names]
     if cli.json:
-        cli.out(shops[0].__dict__ if args.shops is None else [s.__dict__ for s in shops])
+        cli.out(shop_json(shops[0]) if args.shops is None else [shop_json(s) for s in shops])
     else:
         for shop in shops:
             print(f"shop {shop.name} tags: {' '.join(shop.tags) or '(none)'}")
@@ -142,19 +215,23 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-origin", action="append", metavar="URL",
                    help="another origin its tasks may load (repeatable; http/https only)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    _add_profile_options(p)
     p.set_defaults(handler=cmd_shop_add)
     p = shop_sub.add_parser("set", parents=[common],
-                            help="set the origins a shop's tasks may load besides its own")
+                            help="set the origins a shop's tasks may load besides its own, "
+                                 "and its profile (proxy, locale, time zone, …)")
     p.add_argument("name")
-    p.add_argument("--allow-origin", nargs="*", required=True, metavar="URL",
+    p.add_argument("--allow-origin", nargs="*", metavar="URL",
                    help="the allowed origins (replaces the list; none clears it)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    _add_profile_options(p)
     p.set_defaults(handler=cmd_shop_set)
     p = shop_sub.add_parser("set-password", parents=[common],
                             help="store the shop's password, encrypted (prompt or stdin)")
     p.add_argument("name")
     p.add_argument("--stdin", action="store_true", help="read the password from stdin")
     p.set_defaults(handler=cmd_shop_set_password)
+    shop_check.register_action(shop_sub, common)  # --- #17 shop profiles: shop check
     for verb in ("pause", "resume"):
         p = shop_sub.add_parser(verb, parents=[common], help=f"{verb} a shop's tasks")
         p.add_argument("name", nargs="?")

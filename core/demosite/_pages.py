@@ -288,3 +288,28 @@ def change_layout(html: str) -> str:
                                           m.group(1)) + "</style>"
 
     return _STYLE_BLOCK.sub(style, _ATTR.sub(attr, html))
+
+
+def echo_page(server_view: dict[str, Any]) -> str:
+    """What a site sees of its visitor: the server's view (client address, headers) and the
+    page's (``navigator.language``, the Intl time zone, the user agent, the viewport) in
+    ``<pre id="echo">`` as JSON once the script ran (``shopfleet shop check`` reads it)."""
+    import json
+
+    data = json.dumps(server_view, ensure_ascii=True).replace("<", "\\u003c")
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>echo</title></head><body>"
+        "<h1>What this site sees</h1>"
+        f"<script type='application/json' id='server'>{data}</script>"
+        "<pre id='echo'>…</pre>"
+        "<script>"
+        "const server = JSON.parse(document.getElementById('server').textContent);"
+        "const echo = {server, navigator_language: navigator.language,"
+        " languages: Array.from(navigator.languages || []),"
+        " timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,"
+        " user_agent: navigator.userAgent,"
+        " viewport: [window.innerWidth, window.innerHeight]};"
+        "window.shopfleetEcho = echo;"
+        "document.getElementById('echo').textContent = JSON.stringify(echo, null, 1);"
+        "document.body.dataset.ready = '1';"
+        "</script></body></html>")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import socket
 import threading
@@ -33,6 +34,8 @@ from ._state import (
     _State,
 )
 
+_CONNECTIONS = itertools.count(1)
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -55,6 +58,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # quiet: the request log is in the state
+
+    def setup(self) -> None:
+        super().setup()
+        # One handler serves one connection (keep-alive): the request log's ``conn`` tells
+        # connections apart even when the OS gives a later one the same client port.
+        self.conn_id = next(_CONNECTIONS)
 
     def do_GET(self) -> None:
         self._handle("GET")
@@ -92,6 +101,23 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(resp)
             return
         platform = _host_platform(host)
+        seen = {"client": f"{self.client_address[0]}:{self.client_address[1]}",
+                "conn": self.conn_id,
+                "via": self.headers.get("Via", ""),
+                "accept_language": self.headers.get("Accept-Language", ""),
+                "user_agent": self.headers.get("User-Agent", "")}
+        if path in ("/echo", "/echo.json"):
+            # What a site sees of its visitor (#17 shop profiles: ``shopfleet shop check``).
+            echo = {"client": seen["client"], "address": self.client_address[0],
+                    "host": host, "headers": {k: v for k, v in self.headers.items()}}
+            resp = (_json(echo) if path == "/echo.json"
+                    else _html(pages.echo_page(echo)))
+            with st.lock:
+                st.requests.append({"at": st.clock.now(), "method": method,
+                                    "platform": platform, "host": host, "path": target,
+                                    "status": resp.status, "fault": "", **seen})
+            self._send(resp)
+            return
         if path == "/favicon.ico":
             self._send(_Response(204))
             return
@@ -112,7 +138,7 @@ class _Handler(BaseHTTPRequestHandler):
             with st.lock:
                 st.requests.append({"at": st.clock.now(), "method": method,
                                     "platform": platform, "host": host, "path": target,
-                                    "status": 0, "fault": "network_down"})
+                                    "status": 0, "fault": "network_down", **seen})
             self.close_connection = True
             with contextlib.suppress(OSError):
                 self.connection.shutdown(socket.SHUT_RDWR)
@@ -135,7 +161,7 @@ class _Handler(BaseHTTPRequestHandler):
         with st.lock:
             st.requests.append({"at": st.clock.now(), "method": method, "platform": platform,
                                 "host": host, "path": target, "status": resp.status,
-                                "fault": fault_name})
+                                "fault": fault_name, **seen})
         self._send(resp)
 
     def _send(self, resp: _Response) -> None:
@@ -276,7 +302,9 @@ class DemoSite:
             return [dict(r) for r in self._state.logins if shop in (None, r["shop"])]
 
     def requests(self, *, platform: str | None = None) -> list[dict[str, Any]]:
-        """Platform page requests served (``at``, ``method``, ``path``, ``status``, ``fault``)."""
+        """Platform page requests served (``at``, ``method``, ``path``, ``status``, ``fault``;
+        ``client`` address, ``conn`` (a number per connection), ``via``, ``accept_language``,
+        ``user_agent``; echo page requests too)."""
         with self._state.lock:
             return [dict(r) for r in self._state.requests if platform in (None, r["platform"])]
 

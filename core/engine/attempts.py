@@ -10,16 +10,17 @@ from ..errors import (
     BrowserCrashed,
     LeaseLost,
     NetworkDown,
+    ProxyFailed,
     RateLimited,
     SiteFailed,
     StoreUnavailable,
     TaskError,
     WriteOutcomeUnknown,
 )
-from ..events import GateChanged, GateHeld, TaskStateChanged, TicketOpened
+from ..events import GateChanged, GateHeld, ShopProxyChanged, TaskStateChanged, TicketOpened
 from ..store import ClaimedTask
 from ..tickets import Rule, Signature
-from .breakers import BreakerState
+from .breakers import BreakerState, proxy_breaker
 from .control import Outcome, TaskControl
 from .jobs import BackgroundJobs
 from .rescue import Verdict, decide, signature_of
@@ -35,6 +36,9 @@ class TaskAttempts(BackgroundJobs):
     async def _run_task(self, task: ClaimedTask, ctl: TaskControl) -> None:
         breaker = self.breakers.get(task.domain)
         probe = breaker.started()
+        pname = proxy_breaker(task.shop)
+        if pname in self.breakers.probing_domains() and self.breakers.get(pname).started():
+            self._proxy_probes.add(task.id)  # this task tries the shop's proxy again
         try:
             try:
                 outcome = await self.executor.execute(task, ctl)
@@ -72,6 +76,9 @@ class TaskAttempts(BackgroundJobs):
                         "(%s); its lease runs out and it resumes from its last checkpoint",
                         task.id, exc)
         finally:
+            if task.id in self._proxy_probes:  # ended without a verdict on the proxy
+                self._proxy_probes.discard(task.id)
+                self.breakers.get(pname).probe_abandoned()
             self._running.pop(task.id, None)
             self._poke()
 
@@ -81,6 +88,7 @@ class TaskAttempts(BackgroundJobs):
         except LeaseLost:
             return
         self.completed += 1
+        self._proxy_answered(task)
         self.site_trouble.succeeded(task.domain, task.id)
         self._finished.add(self.clock.now(), True, "", task.platform)
         if self.rate_limits.slowed:
@@ -106,7 +114,52 @@ class TaskAttempts(BackgroundJobs):
         self.bus.publish(TaskStateChanged(self.clock.now(), task.id, task.shop,
                                           "suspended" if ctl.preempted else "queued", reason))
 
+    def _proxy_answered(self, task: ClaimedTask) -> None:
+        """The attempt got past the shop's proxy: a proxy probe closes its breaker — and so
+        does any attempt of a shop whose proxy was down that got through (a probe that was
+        preempted and resumed is no longer the designated probe, yet proves the proxy)."""
+        was_probe = task.id in self._proxy_probes
+        if not was_probe and task.shop not in self._proxy_errors:
+            return
+        self._proxy_probes.discard(task.id)
+        name = proxy_breaker(task.shop)
+        b = self.breakers.get(name)
+        if b.state is BreakerState.CLOSED:
+            self._proxy_errors.pop(task.shop, None)
+            return
+        if b.record_success(probe=True):
+            self._breaker_event(name, "proxy answers again")
+            self._proxy_errors.pop(task.shop, None)
+            self.bus.publish(ShopProxyChanged(self.clock.now(), task.shop, False))
+            log.warning("shop %s: its proxy answers again; its tasks run", task.shop)
+
+    async def _proxy_failed(self, task: ClaimedTask, exc: ProxyFailed, probe: bool) -> None:
+        """The shop's proxy failed: the shop's own breaker counts it, the attempt is given
+        back (no attempt spent, no ticket, no retry back-off), other shops are untouched."""
+        name = proxy_breaker(task.shop)
+        was_probe = task.id in self._proxy_probes
+        self._proxy_probes.discard(task.id)
+        if probe:  # a domain probe that never reached the site says nothing about it
+            self.breakers.get(task.domain).probe_abandoned()
+        if self.breakers.get(name).record_failure(probe=was_probe):
+            first = task.shop not in self._proxy_errors
+            self._proxy_errors[task.shop] = str(exc)
+            self._breaker_event(name, str(exc))
+            if first:
+                log.warning("shop %s: %s; its tasks wait for the proxy", task.shop, exc)
+                self.bus.publish(ShopProxyChanged(self.clock.now(), task.shop, True, str(exc)))
+        try:
+            await self.astore.release(task.id, task.lease_owner, reason=str(exc)[:300])
+        except LeaseLost:
+            return
+        self.bus.publish(TaskStateChanged(self.clock.now(), task.id, task.shop, "queued",
+                                          str(exc)[:300]))
+
     async def _failed(self, task: ClaimedTask, exc: TaskError, probe: bool) -> None:
+        if isinstance(exc, ProxyFailed):
+            await self._proxy_failed(task, exc, probe)
+            return
+        self._proxy_answered(task)
         now = self.clock.now()
         if await self._site_state(task, exc, probe):
             return

@@ -20,6 +20,19 @@ from ..clock import SYSTEM_CLOCK, Clock
 from ..config import BreakerSettings
 
 POOL = "*pool*"
+PROXY_PREFIX = "proxy:"
+"""Breakers named ``proxy:<shop>`` hold one shop whose own proxy fails (#17), not a domain."""
+
+
+def proxy_breaker(shop: str) -> str:
+    """The name of ``shop``'s proxy breaker."""
+    return PROXY_PREFIX + shop
+
+
+def split_breaker_names(names: set[str]) -> tuple[set[str], set[str]]:
+    """(domains, shops): breaker names as a claim takes them (a domain never has a colon)."""
+    shops = {n[len(PROXY_PREFIX):] for n in names if n.startswith(PROXY_PREFIX)}
+    return {n for n in names if not n.startswith(PROXY_PREFIX)}, shops
 
 
 class BreakerState(enum.StrEnum):

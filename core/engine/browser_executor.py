@@ -17,13 +17,22 @@ from ..errors import (
     BrowserCrashed,
     LeaseLost,
     NeedsHuman,
+    ProxyFailed,
     RateLimited,
+    SiteFailed,
     StoreUnavailable,
     TaskError,
 )
 from ..flows import Checkpoint, FlowRegistry, ShopInfo, StepEvent, default_asset_dirs, run_flow
 from ..flows.evidence import redact_text
 from ..paths import data_dir
+from ..profiles import (
+    ContextOptions,
+    ProxyAddress,
+    context_options_for,
+    default_context_options,
+)
+from ..proxy_probe import names_the_proxy, probe_proxy
 from ..secrets import decrypt_password, open_vault_for
 from ..store import ClaimedTask, domain_of
 from ..store.base import Store
@@ -56,7 +65,8 @@ class BrowserExecutor:
         self.vault = vault or open_vault_for(store, self.home)
         self.pool = pool or BrowserPool(
             settings.pool, settings.browser,
-            sessions=SessionStore(self.home / "sessions", self.vault))
+            sessions=SessionStore(self.home / "sessions", self.vault),
+            spare_options=default_context_options(settings))
         self.registry = registry or FlowRegistry.load([Path(d) for d in settings.flows.dirs])
         self.asset_dirs = default_asset_dirs(settings.assets.dirs)
         self.evidence_root = self.home / "evidence"
@@ -75,18 +85,24 @@ class BrowserExecutor:
         st = self.pool.stats()
         return {"browsers": st.browsers_alive, "contexts": st.contexts_alive}
 
-    def _shop_info(self, name: str) -> ShopInfo:
+    def _shop_info(self, name: str) -> tuple[ShopInfo, ContextOptions]:
         shop = self.store.shop(name)
         password = decrypt_password(self.store.shop_password_enc(name), vault=self.vault)
-        return shop_info(self.settings, shop, password)
+        # Read with the shop on every task: a profile changed on any machine of a fleet
+        # applies to the next task everywhere.
+        proxy_pw = ""
+        if shop.profile.proxy and shop.has_proxy_password:
+            proxy_pw = decrypt_password(self.store.shop_proxy_password_enc(name),
+                                        vault=self.vault)
+        options = context_options_for(shop, self.settings, proxy_password=proxy_pw)
+        return shop_info(self.settings, shop, password), options
 
     async def execute(self, task: ClaimedTask, ctl: TaskControl) -> Outcome:
         flow = self.registry.flow_for(task.flow, task.steps)
-        shop = await asyncio.to_thread(self._shop_info, task.shop)
+        shop, options = await asyncio.to_thread(self._shop_info, task.shop)
         checkpoint = Checkpoint.from_dict(task.checkpoint) if task.checkpoint else None
         evidence_dir = self.evidence_root / str(task.id) / f"attempt-{task.attempts}"
         steps = len(flow.steps)
-        reloaded = False
 
         async def save(cp: Checkpoint) -> None:
             await ctl.checkpoint(cp.to_dict())
@@ -102,8 +118,37 @@ class BrowserExecutor:
             if ev.index is not None and ev.status == "started":
                 ctl.progress(ev.index + 1, steps, ev.name or ev.action)
 
+        try:
+            return await self._execute(task, ctl, flow, shop, options, checkpoint, evidence_dir,
+                                       steps, save, gate, on_step)
+        except TaskError as exc:
+            if not options.has_proxy or isinstance(exc, ProxyFailed | Blocked | NeedsHuman):
+                raise
+            why = await self._proxy_trouble(exc, options, task.base_url)
+            if why is None:
+                raise
+            server = ProxyAddress(options.proxy_server, options.proxy_username).url
+            raise ProxyFailed(f"proxy down: {server} {why}", shop=task.shop,
+                              step=exc.step) from None
+
+    async def _proxy_trouble(self, exc: TaskError, options: ContextOptions,
+                             base_url: str) -> str | None:
+        """Why the shop's proxy is to blame for ``exc``, or None when it is not: the browser
+        named the proxy, or the proxy does not answer a request for the shop's site now."""
+        if names_the_proxy(str(exc)):
+            first = next((w for w in str(exc).split() if names_the_proxy(w)), "")
+            return f"failed ({first.strip('():,')})"
+        if isinstance(exc, SiteFailed) and not isinstance(exc, RateLimited):
+            return await probe_proxy(options, base_url)  # the site answered a 429 itself
+        return None
+
+    async def _execute(self, task: ClaimedTask, ctl: TaskControl, flow: Any, shop: ShopInfo,
+                       options: ContextOptions, checkpoint: Checkpoint | None,
+                       evidence_dir: Path, steps: int, save: Any, gate: Any,
+                       on_step: Any) -> Outcome:
+        reloaded = False
         rescue = self.settings.rescue
-        async with self.pool.task_context(task.shop) as tc:
+        async with self.pool.task_context(task.shop, options) as tc:
             ctl.browser_id = tc.browser_id
             while True:
                 try:
@@ -136,7 +181,7 @@ class BrowserExecutor:
                     # A bug (or a flow that does not check out at run time): the engine logs
                     # and records what it is told, so say it here with the password redacted
                     # from the message and the traceback.
-                    secrets = [shop.password] if shop.password else []
+                    secrets = [p for p in (shop.password, options.proxy_password) if p]
                     log.error("task %s: unexpected error in its flow:\n%s", task.id,
                               redact_text("".join(traceback.format_exception(exc)), secrets))
                     raise TaskError(redact_text(f"internal error: {exc!r}", secrets)) from None

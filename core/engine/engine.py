@@ -139,9 +139,15 @@ class Engine(Dispatcher):
                 (deterministic tests step the clock themselves).
         """
         await self.start()
+        assert self._wake is not None
         while not self._stopping:
+            # A change from here on (a task ended, a breaker moved) is seen after the round:
+            # a round that looked while a shop's task ran found the shop busy; if the task
+            # ended before the round returned, its shop's next task is claimable although
+            # nothing runs — look again instead of calling that idle.
+            self._wake.clear()
             n = await self._dispatch_guarded()
-            if n is None:
+            if n is None or self._wake.is_set():
                 continue
             if n == 0 and not self._running:
                 if reach_s <= 0:

@@ -95,6 +95,8 @@ class EngineState:
         self._queue_snapshot: dict[str, Any] = {}
         self._bands_due = 0.0  # loop time when the metrics job counts the bands again
         self._last_breaker_states: dict[str, BreakerState] = {}
+        self._proxy_probes: set[int] = set()     # task ids probing their shop's proxy (#17)
+        self._proxy_errors: dict[str, str] = {}  # shop -> why its proxy is down (#17)
         self.completed = 0
         self._started_at = clock.now()
         self._outage_since: float | None = None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .breakers import BreakerState, BreakerView
+from .breakers import PROXY_PREFIX, BreakerState, BreakerView
 from .gates import GateLevel
 from .state import EngineState
 
@@ -42,6 +42,8 @@ class EngineStatistics:
     resume_success_rate: float | None = None
     open_tickets: int = 0
     problems: tuple[str, ...] = ()
+    proxy_down: dict[str, str] = field(default_factory=dict)
+    """#17: shops whose own proxy is down now (their tasks wait), with why."""
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = json.loads(json.dumps(asdict(self), default=str))
@@ -96,7 +98,19 @@ class EngineStats(EngineState):
             preemptions_refused_per_hour=len(self._refusals),
             preemption_latency_p50_s=_pct(lat, 50), preemption_latency_p95_s=_pct(lat, 95),
             resume_success_rate=(sum(resumes) / len(resumes)) if resumes else None,
-            problems=(repr(self._problem),) if self._problem else ())
+            problems=(repr(self._problem),) if self._problem else (),
+            proxy_down=self.proxy_trouble())
+
+    def proxy_trouble(self) -> dict[str, str]:
+        """#17: shops whose own proxy is down now (their tasks wait), with why — what the
+        console shows as "proxy down". An operator closes one with
+        ``set_breaker("proxy:<shop>", "closed")``."""
+        out: dict[str, str] = {}
+        for v in self.breakers.views():
+            if v.name.startswith(PROXY_PREFIX) and v.state is not BreakerState.CLOSED:
+                shop = v.name[len(PROXY_PREFIX):]
+                out[shop] = self._proxy_errors.get(shop, "proxy down (seen by another worker)")
+        return out
 
     @staticmethod
     def _minute_row(s: EngineStatistics) -> dict[str, Any]:

@@ -108,12 +108,16 @@ class AsyncStore:
             retry=False)
 
     async def claim_many(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
-                         probe_domains: Iterable[str] = ()) -> list[ClaimedTask]:
+                         probe_domains: Iterable[str] = (), exclude_shops: Iterable[str] = (),
+                         probe_shops: Iterable[str] = ()) -> list[ClaimedTask]:
         ex, probes = list(exclude_domains), list(probe_domains)
+        ex_shops, probe_shop_names = list(exclude_shops), list(probe_shops)
         return await self._write(
-            lambda s: s.claim_many_op(owner, limit, exclude_domains=ex, probe_domains=probes),
+            lambda s: s.claim_many_op(owner, limit, exclude_domains=ex, probe_domains=probes,
+                                      exclude_shops=ex_shops, probe_shops=probe_shop_names),
             lambda: self.sync.claim_many(owner, limit, exclude_domains=ex,
-                                         probe_domains=probes), retry=False)
+                                         probe_domains=probes, exclude_shops=ex_shops,
+                                         probe_shops=probe_shop_names), retry=False)
 
     async def ack(self, task_id: int, owner: str, *,
                   results: dict[str, Any] | None = None) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import InvalidInput
+from ..profiles import ShopProfile
 
 
 class TaskState(enum.StrEnum):
@@ -52,6 +53,10 @@ class ShopRecord:
     """Origins (``scheme://host:port``) its tasks may load besides the shop's own."""
     tags: tuple[str, ...] = ()
     """#18: the shop's tags (normalised, sorted), for selectors such as ``tag:north``."""
+    profile: ShopProfile = field(default_factory=ShopProfile)
+    """Its network identity (#17): proxy (no password), locale, time zone, user agent…"""
+    has_proxy_password: bool = False
+    """Whether an (encrypted) proxy password is stored with it."""
 
 
 @dataclass(frozen=True)

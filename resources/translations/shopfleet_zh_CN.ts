@@ -195,6 +195,10 @@
         <translation>登录名</translation>
     </message>
     <message>
+        <source>Network</source>
+        <translation>网络</translation>
+    </message>
+    <message>
         <source>Site paused</source>
         <translation>站点已暂停</translation>
     </message>
@@ -851,6 +855,42 @@
         <translation>没有密码：需要登录的任务会失败。店铺 → 设置密码…</translation>
     </message>
     <message>
+        <source>proxy down</source>
+        <translation>代理故障</translation>
+    </message>
+    <message>
+        <source>%1 (shared)</source>
+        <translation>%1（共用）</translation>
+    </message>
+    <message>
+        <source>direct (others use a proxy)</source>
+        <translation>直连（同平台其他店铺用代理）</translation>
+    </message>
+    <message>
+        <source>direct</source>
+        <translation>直连</translation>
+    </message>
+    <message>
+        <source>No proxy, while other %1 shops use one</source>
+        <translation>未设代理，而 %1 的其他店铺都用代理</translation>
+    </message>
+    <message>
+        <source>Same exit address %1 as %2 (%3)</source>
+        <translation>出口地址 %1 与 %2 相同（%3）</translation>
+    </message>
+    <message>
+        <source>Same proxy %1 as %2 (%3)</source>
+        <translation>代理 %1 与 %2 相同（%3）</translation>
+    </message>
+    <message>
+        <source>Proxy down: %1</source>
+        <translation>代理故障：%1</translation>
+    </message>
+    <message>
+        <source>Its tasks wait for the proxy; other shops run.</source>
+        <translation>该店铺的任务等待代理恢复；其他店铺照常运行。</translation>
+    </message>
+    <message>
         <source>%1: done</source>
         <translation>%1：完成</translation>
     </message>
@@ -897,6 +937,70 @@
     <message>
         <source>A tag is letters (any script), digits, '_', '-' or '.'. Views, schedules and commands pick a group by its tag (tag:north).</source>
         <translation>标签由字母（任何文字）、数字、'_'、'-' 或 '.' 组成。视图、定时任务和命令按标签选择店铺分组（tag:north）。</translation>
+    </message>
+    <message>
+        <source>Network identity (profile)</source>
+        <translation>网络身份（配置）</translation>
+    </message>
+    <message>
+        <source>http://user@host:port — empty: direct</source>
+        <translation>http://用户名@主机:端口 —— 留空：直连</translation>
+    </message>
+    <message>
+        <source>stored encrypted; leave empty to keep it</source>
+        <translation>已加密保存；留空则保留</translation>
+    </message>
+    <message>
+        <source>if the proxy asks for one</source>
+        <translation>代理需要时填写</translation>
+    </message>
+    <message>
+        <source>platform's or zh-CN</source>
+        <translation>平台设置或 zh-CN</translation>
+    </message>
+    <message>
+        <source>platform's or this computer's, e.g. Asia/Shanghai</source>
+        <translation>平台设置或本机时区，例如 Asia/Shanghai</translation>
+    </message>
+    <message>
+        <source>platform's or the browser's own</source>
+        <translation>平台设置或浏览器自带</translation>
+    </message>
+    <message>
+        <source>one per line, e.g. X-Team: north</source>
+        <translation>每行一个，例如 X-Team: north</translation>
+    </message>
+    <message>
+        <source>Proxy</source>
+        <translation>代理</translation>
+    </message>
+    <message>
+        <source>Proxy password</source>
+        <translation>代理密码</translation>
+    </message>
+    <message>
+        <source>Language (locale)</source>
+        <translation>语言（区域）</translation>
+    </message>
+    <message>
+        <source>Time zone</source>
+        <translation>时区</translation>
+    </message>
+    <message>
+        <source>User agent</source>
+        <translation>用户代理（UA）</translation>
+    </message>
+    <message>
+        <source>Window size</source>
+        <translation>窗口大小</translation>
+    </message>
+    <message>
+        <source>Location</source>
+        <translation>地理位置</translation>
+    </message>
+    <message>
+        <source>Extra headers</source>
+        <translation>附加请求头</translation>
     </message>
     <message>
         <source>Replace the password of %1</source>
@@ -1693,6 +1797,10 @@ Store: %2</source>
         <translation>无法下载浏览器：这台电脑连不上下载服务器（没有网络，或被代理、防火墙拦截）。请联网后重试，或安装无需下载的 Google Chrome 或 Microsoft Edge。</translation>
     </message>
     <message>
+        <source>The base URL must start with http:// or https://, e.g. %1.</source>
+        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
+    </message>
+    <message>
         <source>Welcome to ShopFleet</source>
         <translation>欢迎使用 ShopFleet</translation>
     </message>
@@ -1741,12 +1849,12 @@ Store: %2</source>
         <translation>用户名</translation>
     </message>
     <message>
-        <source>Password</source>
-        <translation>密码</translation>
+        <source>Shops to add: %1.</source>
+        <translation>要添加的店铺：%1。</translation>
     </message>
     <message>
-        <source>The base URL must start with http:// or https://, e.g. %1.</source>
-        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
+        <source>Password</source>
+        <translation>密码</translation>
     </message>
     <message>
         <source>Flows</source>
@@ -1791,10 +1899,6 @@ Store: %2</source>
     <message>
         <source>The database will be created at %1.</source>
         <translation>数据库将创建在 %1。</translation>
-    </message>
-    <message>
-        <source>Shops to add: %1.</source>
-        <translation>要添加的店铺：%1。</translation>
     </message>
     <message>
         <source>No shops yet: add them later in the console.</source>
@@ -2579,6 +2683,10 @@ Replace the shipped flow's file with this one? Choose No to save it under anothe
     <message>
         <source>All sites (global)</source>
         <translation>所有站点（全局）</translation>
+    </message>
+    <message>
+        <source>proxy of shop %1</source>
+        <translation>店铺 %1 的代理</translation>
     </message>
     <message>
         <source>%1s</source>

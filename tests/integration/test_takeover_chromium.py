@@ -1,6 +1,7 @@
 """Take over (#15) on real Chromium, headed under Xvfb: a CAPTCHA makes ONE ticket; a person's
 takeover (driven by the test through the headed browser's page) solves it; the task ends done
-with its write recorded once on the site."""
+with its write recorded once on the site. The person's browser is the shop's own: its profile
+(#17: locale, time zone, user agent) is the page's."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 
 from core import DemoSite, Settings, TaskSpec, build_engine, demo_settings, open_store
 from core.demo import register_demo_shops
+from core.profiles import ShopProfile
 from core.store import TaskState
 from core.takeover import take_over
 from core.vault import Vault
@@ -47,18 +49,25 @@ def test_a_captcha_ticket_is_solved_by_a_takeover_and_the_reply_is_sent_once(
             rescue={"step_retry_wait_s": 0.2})
         store = open_store(settings, tmp_path / "t.db")
         register_demo_shops(store, site, Vault.open(tmp_path))
+        store.set_shop_profile("pdd-1", ShopProfile(
+            locale="en-US", timezone="America/Chicago", user_agent="ShopFleetTest/Takeover"),
+            proxy_password_enc=None)
         site.set_fault("captcha", platform="pdd", times=2)  # robot, then person
         tid = store.submit(TaskSpec.model_validate(
             {"type": "reply_customer", "shop": "pdd-1", "flow": "reply_customer",
              "params": {"message_id": 3, "reply": "Taken over, sent once"}}))
         engine = build_engine(settings, store, home=tmp_path)
         seen_pages: list[str] = []
+        seen_profile: list[Any] = []
 
         async def person(page: Any) -> None:
             seen_pages.append(page.url)
             hold = await asyncio.to_thread(store.shop_hold, "pdd-1")   # the shop's lease
             assert hold is not None and "ticket #" in hold.what
             assert not (await asyncio.to_thread(store.shop, "pdd-1")).paused
+            seen_profile.append(await page.evaluate(
+                "[navigator.language, Intl.DateTimeFormat().resolvedOptions().timeZone,"
+                " navigator.userAgent]"))
             assert await page.locator("#captcha").count() == 1   # where the robot stopped
             await page.reload()                                  # "solves" it: served once
             assert await page.locator("#captcha").count() == 0
@@ -81,3 +90,4 @@ def test_a_captcha_ticket_is_solved_by_a_takeover_and_the_reply_is_sent_once(
         store.close()
     assert replies == ["Taken over, sent once"]
     assert seen_pages and "/shop/pdd-1/" in seen_pages[0]
+    assert seen_profile == [["en-US", "America/Chicago", "ShopFleetTest/Takeover"]]

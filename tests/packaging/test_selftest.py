@@ -22,6 +22,10 @@ def test_self_test_runs_one_demo_task_and_passes(tmp_path: Path) -> None:
     assert "[ok  ] task ran in the browser: collect_data for pdd-1" in text
     assert "[ok  ] extracted data is what the site shows: 20 rows" in text
     assert "[ok  ] the site saw one login and no write" in text
+    # #17: the demo shop's own profile (locale en-US, a user agent) on every request
+    assert ("[ok  ] the shop's profile reached the site: " in text
+            and "requests with Accept-Language en-US" in text
+            and "and the shop's own user agent" in text), text
     assert "self-test passed" in text and "FAIL" not in text
     # The user's data folder was not used: no database, no key, and the variable is back.
     assert os.environ["SHOPFLEET_HOME"] == home

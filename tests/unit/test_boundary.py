@@ -97,6 +97,12 @@ def test_public_names_are_pinned() -> None:
         "read_shop_list", "set_shop_password", "check_shop_table",
         # the ticket dialog (#15): rule previews and edits, takeover from a shop's row
         "answer_rule", "redescribe_rule", "take_over_shop",
+        # shop profiles (#17): the shop dialog, shop-list import, takeover browser, proxy down
+        "ContextOptions", "ProfileChange", "ProfileInput", "ProxyFailed", "ShopCheck",
+        "ShopProfile", "ShopProxyChanged", "check_shop", "context_options_for",
+        "exit_warnings", "load_context_options", "parse_profile_fields",
+        "profile_input_from_row", "save_profile", "shop_json", "ExitWarning", "check_exits",
+        "profile_input_from_form",
     ]) == PUBLIC
     for name in PUBLIC:
         assert hasattr(core, name), name

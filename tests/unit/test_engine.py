@@ -354,3 +354,52 @@ def test_retry_runs_a_finished_task_again_and_refuses_an_unfinished_one(
     assert again.id not in (done_id, queued_id) and again.state is TaskState.QUEUED
     assert (again.shop, again.type, again.params) == ("pdd-1", "collect_data", {"page": 2})
     assert counts["queued"] == 2   # the refused retry submitted nothing
+
+
+class _HeldExecutor(FakeExecutor):
+    """The fake executor; the first task it is given waits until a test lets it finish."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held: int | None = None
+        self.let_go = asyncio.Event()
+
+    async def execute(self, task: Any, ctl: Any) -> Any:
+        if self.held is None:
+            self.held = task.id
+            await self.let_go.wait()
+        return await super().execute(task, ctl)
+
+
+def test_run_until_idle_does_not_stop_when_a_task_ends_while_a_claim_is_in_flight(
+        make_store: StoreFactory, clock: FakeClock) -> None:
+    """A dispatch round that looks while a shop's task runs finds the shop busy (0 claimed);
+    if that task ends before the round returns, the shop's next task is claimable although
+    nothing runs. run_until_idle must look again, not report idle (the race behind the
+    #17 proxy test's flakes: under load the dispatcher's preemption poll lands there)."""
+    store = make_store()
+    first, second = store.submit_many([task("pdd-1"), task("pdd-1")])
+    ex = _HeldExecutor()
+    engine, _, _ = make_engine(store, clock, executor=ex)
+    claim = engine.astore.claim_many
+    rounds: list[int] = []
+
+    async def claim_while_the_held_task_ends(*a: Any, **kw: Any) -> Any:
+        got = await claim(*a, **kw)
+        if ex.held is not None and ex.held in engine._running and not ex.let_go.is_set():
+            assert got == []  # the shop is busy with the held task
+            rounds.append(len(got))
+            ex.let_go.set()   # ...which ends now, before this round returns
+            await wait_until(lambda: ex.held not in engine._running, 60, poll_s=0.005)
+        return got
+
+    engine.astore.claim_many = claim_while_the_held_task_ends  # type: ignore[method-assign]
+
+    async def go() -> None:
+        async with engine:
+            await engine.run_until_idle()
+
+    asyncio.run(go())
+    assert rounds == [0]  # the interleaving happened
+    assert store.task(first).state is TaskState.DONE
+    assert store.task(second).state is TaskState.DONE

@@ -18,6 +18,7 @@ from core.cli import migrate as migrate_cli
 from core.cli.args import common_options
 from core.config import Settings
 from core.errors import Refused
+from core.profiles import ShopProfile
 from core.store import SqliteStore, TaskState
 from core.store.redis import from_sqlite as mig
 from core.store.redis.keys import Keys
@@ -50,6 +51,9 @@ def redis_store(redis_url: str, clock: FakeClock) -> Iterator[Callable[..., Any]
         s.close()
 
 
+PROFILE = ShopProfile(proxy="http://u@127.0.0.1:8899", locale="en-US", timezone="Asia/Tokyo",
+                      viewport=(1280, 720), headers=(("X-Shop", "t"),))
+
 def raw(redis_url: str) -> Any:
     return redis.Redis.from_url(redis_url, decode_responses=True)
 
@@ -65,6 +69,7 @@ def desktop(store: SqliteStore, clock: FakeClock) -> dict[str, int]:
     book = store.ticket_book()
     store.update_shop("pdd-1", username="seller-7", password_enc=b"\x00fernet-token\xff")
     store.set_shop_origins("pdd-1", ["https://cdn.example.com"])  # copied as it is
+    store.set_shop_profile("temu-1", PROFILE, proxy_password_enc=b"\x01proxy-token\xfe")  # #17
     store.set_domain_paused("tiktok.shopfleet.test", True, reason="429 storm")
     store.set_shop_paused("pdd-2", True)
 
@@ -211,6 +216,9 @@ def test_everything_is_copied_with_ids_and_indexes(make_store: StoreFactory, clo
     assert dst.shops() == src.shops()
     assert dst.shop("pdd-1").allowed_origins == ("https://cdn.example.com:443",)
     assert dst.shop_password_enc("pdd-1") == b"\x00fernet-token\xff"
+    assert dst.shop("temu-1").profile == PROFILE                                    # #17
+    assert dst.shop_proxy_password_enc("temu-1") == b"\x01proxy-token\xfe"
+    assert dst.shop_proxy_password_enc("pdd-1") is None
     assert dst.paused_domains() == src.paused_domains() == ["tiktok.shopfleet.test"]
     assert dst.metrics_history(limit=10) == src.metrics_history(limit=10)
     assert dst.meta("console_layout") == '{"columns": [1, 2]}'

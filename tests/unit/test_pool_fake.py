@@ -19,6 +19,7 @@ from core.browser.pool import BrowserPool, PoolStats
 from core.browser.sessions import SessionStore
 from core.config import BrowserSettings, PoolSettings
 from core.errors import BrowserCrashed, EnvironmentProblem, Refused
+from core.profiles import ContextOptions
 from core.testing import FakeClock
 from core.vault import Vault
 
@@ -503,6 +504,35 @@ def test_spare_context_is_used_and_gets_the_shop_session(tmp_path: Path) -> None
 
     run(main())
     assert launcher.live_contexts == 0 and launcher.live_browsers == 0
+
+
+def test_spares_serve_only_shops_with_the_spares_profile() -> None:
+    """#17: a context made ahead carries the spare profile; a shop with a profile of its own
+    gets a context made for it, and the spare waits for a shop it fits."""
+    plain = ContextOptions()
+    profiled = ContextOptions(locale="en-US", timezone_id="America/New_York",
+                              proxy_server="http://127.0.0.1:9", proxy_username="u",
+                              proxy_password="pw")
+    launcher = FakeLauncher()
+
+    async def main() -> None:
+        async with BrowserPool(settings(max_browsers=1), BROWSER, launcher=launcher,
+                               prewarm_contexts=True, spare_options=plain) as pool:
+            async with pool.task_context("shop-plain", plain):
+                pass
+            await eventually(lambda: pool.stats().contexts_alive == 1, "spare ready")
+            made = launcher.contexts_made
+            async with pool.task_context("shop-profiled", profiled) as tc:
+                assert launcher.contexts_made == made + 1  # made for it, not the spare
+                assert tc.context.options == profiled and tc.options == profiled
+            await eventually(lambda: pool.stats().contexts_alive == 1, "spare kept")
+            made = launcher.contexts_made
+            async with pool.task_context("shop-plain", plain) as tc:
+                assert launcher.contexts_made == made  # the spare, which fits it
+                assert tc.context.options == plain
+
+    run(main())
+    assert launcher.live_contexts == 0
 
 
 # --------------------------------------------------------------------------- discovery

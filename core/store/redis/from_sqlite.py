@@ -512,9 +512,11 @@ class _Migration:
         for rows in self.pages("shops", "id", MIN_ID):
             pipe = self.pipe()
             for row in rows:
-                f = _fields(_dict(row), skip=("password_enc",))
-                if row["password_enc"] is not None:
-                    f["password_enc"] = base64.b64encode(bytes(row["password_enc"])).decode()
+                secrets = ("password_enc", "proxy_password_enc")  # --- #17: the proxy's too
+                f = _fields(_dict(row), skip=secrets)
+                for col in secrets:
+                    if row[col] is not None:
+                        f[col] = base64.b64encode(bytes(row[col])).decode()
                 pipe.hset(self.k.shop(row["id"]), mapping=f)
                 pipe.hset(self.k.shops, row["name"], str(row["id"]))
             pipe.execute()

@@ -15,7 +15,10 @@ key                             type    content
 ``P:meta``                      hash    name → value (settings kept in the store, snapshots)
 ``P:shop:<id>``                 hash    id, name, platform, base_url, domain, username,
                                         password_enc (base64), paused (0/1), created_at,
-                                        tags (#18: sorted JSON list)
+                                        allowed_origins (JSON list),
+                                        tags (#18: sorted JSON list); #17 shop profiles:
+                                        profile (JSON, core.profiles.ShopProfile),
+                                        proxy_password_enc (base64, vault-encrypted)
 ``P:shops``                     hash    shop name → id
 ``P:paused_domains``            hash    domain → JSON ``{"since": t, "reason": "…"}``
 ``P:task:<id>``                 hash    the SQLite ``tasks`` columns (shop_id, state, prio_key,

@@ -329,7 +329,8 @@ CLAIM = r"""
 -- ARGV[5] owner, [6] limit, [7] lease until, [8] hard-aging cutoff (created_at),
 -- [9] max tasks per shop, [10] excluded domains (JSON), [11] probe domains (JSON),
 -- [12] rows looked at before the per-shop search, [13] '1' = check urgency re-estimates,
--- [14] scheduled tasks promoted at most (due ones join the queue first)
+-- [14] scheduled tasks promoted at most (due ones join the queue first),
+-- [15] excluded shop names (JSON), [16] probe shop names (JSON) (#17 proxy breakers)
 local OWNER = ARGV[5]
 local LIMIT = tonumber(ARGV[6])
 local UNTIL = ARGV[7]
@@ -339,6 +340,10 @@ for _, d in ipairs(cjson.decode(ARGV[10])) do ex[d] = true end
 local probes = {}
 for _, d in ipairs(cjson.decode(ARGV[11])) do probes[d] = true end
 local FAST = tonumber(ARGV[12])
+local exshops = {}
+for _, n in ipairs(cjson.decode(ARGV[15] or '[]')) do exshops[n] = true end
+local probeshops = {}
+for _, n in ipairs(cjson.decode(ARGV[16] or '[]')) do probeshops[n] = true end
 
 if LIMIT <= 0 then return '[]' end
 promote(tonumber(ARGV[14]))
@@ -363,7 +368,7 @@ local function shop(sid)
 end
 local function blocked(sid)
   local s = shop(sid)
-  if s.paused or s.held or s.dpaused or ex[s.domain] then return true end
+  if s.paused or s.held or s.dpaused or ex[s.domain] or exshops[s.name] then return true end
   return tonumber(redis.call('HGET', k('shop_running'), sid) or '0') >= MAXPS
 end
 local function eligible(m)
@@ -421,6 +426,7 @@ for _ = 1, LIMIT do
     t.preemptible, t.spec, t.checkpoint or '', t.created_at, was, s.name, s.platform,
     s.base_url, s.domain}
   if probes[s.domain] then ex[s.domain] = true end
+  if probeshops[s.name] then exshops[s.name] = true end
 end
 if #out == 0 then return '[]' end
 return cjson.encode(out)

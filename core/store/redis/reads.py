@@ -15,6 +15,7 @@ from ...errors import (
 from ...export import ResultFilter, TaskResults, flow_of, rows_of
 from ...notify.messages import CountsSnapshot, ShopCounts
 from ...priority import KEY_SCALE, score_from_key
+from ...profiles import ShopProfile
 from ...search import NOT_ON_REDIS
 from ..base import WorkerInfo, worker_info
 from ..prepare import check_listing
@@ -48,6 +49,10 @@ class RedisReads(RedisConnection):
         pw = self._r.hget(self.keys.shop(sid), "password_enc")
         return base64.b64decode(pw) if pw is not None else None
 
+    def shop_proxy_password_enc(self, name: str) -> bytes | None:
+        pw = self._r.hget(self.keys.shop(self._shop_id(name)), "proxy_password_enc")
+        return base64.b64decode(pw) if pw is not None else None
+
     def shops(self) -> list[ShopRecord]:
         ids = self._r.hgetall(self.keys.shops)
         pipe = self._r.pipeline(transaction=False)
@@ -69,7 +74,9 @@ class RedisReads(RedisConnection):
                           username=h.get("username", ""), has_password="password_enc" in h,
                           paused=h.get("paused") == "1",
                           allowed_origins=tuple(json.loads(h.get("allowed_origins") or "[]")),
-                          tags=tuple(json.loads(h.get("tags") or "[]")))
+                          tags=tuple(json.loads(h.get("tags") or "[]")),
+                          profile=ShopProfile.from_json(h.get("profile")),
+                          has_proxy_password="proxy_password_enc" in h)
 
     def _shop_info(self, shop_id: int) -> tuple[str, str, str]:
         """(name, platform, domain) of a shop id, cached (names never change)."""

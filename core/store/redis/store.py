@@ -47,6 +47,7 @@ from ...errors import (
 )
 from ...origins import normalise_origins
 from ...priority import check_bump, score_from_key, static_points
+from ...profiles import ShopProfile
 from ...specs import TaskSpec
 from ...urgency import estimator_for
 from ...urls import public_url
@@ -126,6 +127,21 @@ class RedisStore(RedisGroups, RedisHolds, RedisReads):
         """Set the origins a shop's tasks may load besides its own (replaces the list)."""
         text = json.dumps(normalise_origins(origins))
         self._r.hset(self.keys.shop(self._shop_id(name)), "allowed_origins", text)
+        return self.shop(name)
+
+    def set_shop_profile(self, name: str, profile: ShopProfile, *,
+                         proxy_password_enc: bytes | None) -> ShopRecord:
+        """Replace a shop's profile and its proxy's (already encrypted) password (None: none;
+        a profile without a proxy never keeps one)."""
+        key = self.keys.shop(self._shop_id(name))
+        pipe = self._r.pipeline(transaction=True)
+        pipe.hset(key, "profile", profile.to_json())
+        if proxy_password_enc is not None and profile.proxy:
+            pipe.hset(key, "proxy_password_enc",
+                      base64.b64encode(proxy_password_enc).decode("ascii"))
+        else:
+            pipe.hdel(key, "proxy_password_enc")
+        pipe.execute()
         return self.shop(name)
 
     def set_shop_paused(self, name: str, paused: bool) -> ShopRecord:
@@ -251,30 +267,35 @@ class RedisStore(RedisGroups, RedisHolds, RedisReads):
         than ``max_tasks_per_shop`` tasks on all workers together, neither its shop nor its
         domain is paused, and its domain is not in ``exclude_domains`` (open breakers).
         """
-        got = self._claim(owner, 1, exclude_domains, (), lease_s)
+        got = self._claim(owner, 1, exclude_domains, (), lease_s, (), ())
         return got[0] if got else None
 
     def claim_many(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
-                   probe_domains: Iterable[str] = ()) -> list[ClaimedTask]:
+                   probe_domains: Iterable[str] = (), exclude_shops: Iterable[str] = (),
+                   probe_shops: Iterable[str] = ()) -> list[ClaimedTask]:
         """Claim up to ``limit`` tasks in one script (one round trip for a whole round).
 
         A domain in ``probe_domains`` (a half-open breaker) gives at most one task.
         """
-        return self._claim(owner, limit, exclude_domains, probe_domains, None)
+        return self._claim(owner, limit, exclude_domains, probe_domains, None, exclude_shops,
+                           probe_shops)
 
     def _claim(self, owner: str, limit: int, exclude: Iterable[str], probes: Iterable[str],
-               lease_s: float | None) -> list[ClaimedTask]:
+               lease_s: float | None, exclude_shops: Iterable[str],
+               probe_shops: Iterable[str]) -> list[ClaimedTask]:
         if limit <= 0:
             return []
         ex = json.dumps(sorted(set(exclude)))
         pr = json.dumps(sorted(set(probes)))
+        ex_shops = json.dumps(sorted(set(exclude_shops)), ensure_ascii=False)
+        pr_shops = json.dumps(sorted(set(probe_shops)), ensure_ascii=False)
         check_urgency = "1"
         while True:
             now = self.clock.now()
             until = now + (lease_s if lease_s is not None else self._q.lease_s)
             raw = self._run("claim", owner, limit, repr(until), self._hard_cutoff(now),
                             self._q.max_tasks_per_shop, ex, pr, FAST_PATH_ROWS, check_urgency,
-                            PROMOTE_BATCH, now=now)
+                            PROMOTE_BATCH, ex_shops, pr_shops, now=now)
             rows = json.loads(raw)
             if rows == "urgency":  # re-estimate due urgencies first, as SQLite's claim does
                 self.apply_thresholds()

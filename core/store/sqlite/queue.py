@@ -117,14 +117,19 @@ class SqliteQueue(SqliteConnections):
             created_at=row[9])
 
     def claim_many_op(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
-                      probe_domains: Iterable[str] = (), lease_s: float | None = None
+                      probe_domains: Iterable[str] = (), lease_s: float | None = None,
+                      exclude_shops: Iterable[str] = (), probe_shops: Iterable[str] = ()
                       ) -> Callable[[sqlite3.Connection], list[ClaimedTask]]:
         """Claim up to ``limit`` tasks in one transaction (one commit for a whole round).
 
-        A domain in ``probe_domains`` (a half-open breaker) gives at most one task.
+        A domain in ``probe_domains`` (a half-open breaker) gives at most one task. Shops
+        (by name) in ``exclude_shops`` give none, in ``probe_shops`` at most one (a shop's
+        proxy breaker, #17).
         """
         ex = set(exclude_domains)
         probes = set(probe_domains)
+        ex_shops = sorted(set(exclude_shops))
+        probe_shop_names = set(probe_shops)
 
         def op(conn: sqlite3.Connection) -> list[ClaimedTask]:
             out: list[ClaimedTask] = []
@@ -133,6 +138,10 @@ class SqliteQueue(SqliteConnections):
             now = self.clock.now()
             self._op_thresholds(conn, now)
             blocked = self._blocked_shops(conn, frozenset(ex))
+            if ex_shops:
+                marks = ",".join("?" * len(ex_shops))
+                blocked.update(int(r[0]) for r in conn.execute(
+                    f"SELECT id FROM shops WHERE name IN ({marks})", ex_shops))
             running: dict[int, int] = {}
             for _ in range(limit):
                 t = self._op_claim(conn, owner, frozenset(ex), lease_s, blocked=blocked,
@@ -143,6 +152,8 @@ class SqliteQueue(SqliteConnections):
                 running[t.shop_id] = running.get(t.shop_id, 0) + 1
                 if running[t.shop_id] + self._running_of(conn, t.shop_id, out) >= \
                         self._q.max_tasks_per_shop:
+                    blocked.add(t.shop_id)
+                if t.shop in probe_shop_names:
                     blocked.add(t.shop_id)
                 if t.domain in probes:
                     ex.add(t.domain)
@@ -160,10 +171,12 @@ class SqliteQueue(SqliteConnections):
         return int(n) - sum(1 for t in claimed if t.shop_id == shop_id)
 
     def claim_many(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
-                   probe_domains: Iterable[str] = ()) -> list[ClaimedTask]:
+                   probe_domains: Iterable[str] = (), exclude_shops: Iterable[str] = (),
+                   probe_shops: Iterable[str] = ()) -> list[ClaimedTask]:
         """Claim up to ``limit`` tasks in one transaction (see :meth:`claim_many_op`)."""
         out: list[ClaimedTask] = self._call(self.claim_many_op(
-            owner, limit, exclude_domains=exclude_domains, probe_domains=probe_domains))
+            owner, limit, exclude_domains=exclude_domains, probe_domains=probe_domains,
+            exclude_shops=exclude_shops, probe_shops=probe_shops))
         return out
 
     def renew_leases(self, owner: str, task_ids: Sequence[int]) -> list[int]:

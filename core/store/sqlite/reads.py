@@ -23,6 +23,7 @@ from ...priority import (
     KEY_SCALE,
     score_from_key,
 )
+from ...profiles import ShopProfile
 from ...search import search, shop_condition
 from ..base import WorkerInfo, worker_info
 from ..prepare import check_listing
@@ -53,6 +54,12 @@ class SqliteReads(SqliteConnections):
             raise InvalidInput("shop", f"no shop named {name!r}")
         return bytes(row[0]) if row[0] is not None else None
 
+    def shop_proxy_password_enc(self, name: str) -> bytes | None:
+        row = self._reader().execute(sql.SHOP_PROXY_PASSWORD, (name,)).fetchone()
+        if row is None:
+            raise InvalidInput("shop", f"no shop named {name!r}")
+        return bytes(row[0]) if row[0] is not None else None
+
     def shops(self) -> list[ShopRecord]:
         rows = self._reader().execute(sql.ALL_SHOPS).fetchall()
         return [self._shop_record(r) for r in rows]
@@ -69,7 +76,9 @@ class SqliteReads(SqliteConnections):
                           base_url=r["base_url"], domain=r["domain"], username=r["username"],
                           has_password=r["password_enc"] is not None, paused=bool(r["paused"]),
                           allowed_origins=tuple(json.loads(r["allowed_origins"] or "[]")),
-                          tags=tuple(json.loads(r["tags"] or "[]")))
+                          tags=tuple(json.loads(r["tags"] or "[]")),
+                          profile=ShopProfile.from_json(r["profile"]),
+                          has_proxy_password=r["proxy_password_enc"] is not None)
 
     def paused_domains(self) -> list[str]:
         return [r[0] for r in self._reader().execute(

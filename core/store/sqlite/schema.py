@@ -251,7 +251,15 @@ def _v8(conn: sqlite3.Connection) -> None:
 Migration = str | Callable[[sqlite3.Connection], None]
 """SQL text, or a function run on the migration's connection (inside its transaction)."""
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _v8)
+# --- #17 shop profiles
+# v9: a shop's network identity (JSON, see core.profiles.ShopProfile) and its proxy's
+# password, encrypted with the vault like the shop's own.
+_V9 = """
+ALTER TABLE shops ADD COLUMN profile TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE shops ADD COLUMN proxy_password_enc BLOB;
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _v8, _V9)
 _FRESH_HEAD: str = _V1.replace(
     "    created_at   REAL NOT NULL\n);\nCREATE TABLE paused_domains",
     "    created_at   REAL NOT NULL,\n    allowed_origins TEXT NOT NULL DEFAULT '[]'\n);\n"
@@ -267,7 +275,7 @@ SCHEMA_VERSION = len(MIGRATIONS)
 @functools.cache
 def fresh_schema() -> str:
     """What a new database gets in one go (``FRESH_SCHEMA``): every migration's end state."""
-    return _FRESH_HEAD + _v7_search() + _outbox_tables()
+    return _FRESH_HEAD + _v7_search() + _outbox_tables() + _V9
 
 
 def __getattr__(name: str) -> Any:

@@ -85,6 +85,7 @@ SET_METRICS_MINUTE = (
     "ON CONFLICT (minute) DO UPDATE SET data = excluded.data")
 
 SET_SHOP_ORIGINS = "UPDATE shops SET allowed_origins = ? WHERE name = ?"
+SET_SHOP_PROFILE = "UPDATE shops SET profile = ?, proxy_password_enc = ? WHERE name = ?"
 
 SET_SHOP_PAUSED = "UPDATE shops SET paused = ? WHERE name = ?"
 
@@ -251,6 +252,7 @@ RUNNING_PER_SHOP = (
 SHOP_BY_NAME = "SELECT * FROM shops WHERE name = ?"
 
 SHOP_PASSWORD = "SELECT password_enc FROM shops WHERE name = ?"
+SHOP_PROXY_PASSWORD = "SELECT proxy_password_enc FROM shops WHERE name = ?"
 
 STATE_COUNTS = "SELECT state, n FROM state_counts"
 

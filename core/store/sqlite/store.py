@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from ...errors import BacklogFull, InvalidInput, Refused, SpecError, UnknownTask
 from ...origins import normalise_origins
 from ...priority import check_bump, score_at
+from ...profiles import ShopProfile
 from ...specs import TaskSpec
 from ..pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
 from ..prepare import prepare_specs
@@ -101,6 +102,16 @@ class SqliteStore(SqliteGroups, SqliteHolds, SqliteQueue, SqliteReads):
         text = json.dumps(normalise_origins(origins))
         self._call(lambda c: c.execute(sql.SET_SHOP_ORIGINS,
                                        (text, name)))
+        return self.shop(name)
+
+    def set_shop_profile(self, name: str, profile: ShopProfile, *,
+                         proxy_password_enc: bytes | None) -> ShopRecord:
+        """Replace a shop's profile and its proxy's (already encrypted) password (None: none;
+        a profile without a proxy never keeps one)."""
+        self.shop(name)
+        text = profile.to_json()
+        pw = proxy_password_enc if profile.proxy else None
+        self._call(lambda c: c.execute(sql.SET_SHOP_PROFILE, (text, pw, name)))
         return self.shop(name)
 
     def set_shop_paused(self, name: str, paused: bool) -> ShopRecord:
