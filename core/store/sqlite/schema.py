@@ -236,11 +236,22 @@ def _v8(conn: sqlite3.Connection) -> None:
     _script(conn, OUTBOX_TABLES)
 
 
+# --- #20 fewer pages written per claim and ack
+# v9: the lease index goes. Nothing ever read running tasks in lease order (recovery looks at
+# every running task, the claim counts running tasks per shop), and ``tasks_state`` already
+# finds the running ones; the index cost two page writes per claim+ack (an entry added at the
+# claim, removed at the ack).
+_V9 = """
+DROP INDEX tasks_leases;
+"""
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """SQL text, or a function run on the migration's connection (inside its transaction)."""
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _v8)
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _v8, _V9)
 FRESH_SCHEMA: str = _V1.replace(
+    "CREATE INDEX tasks_leases ON tasks (lease_until) WHERE state = 'running';\n", ""
+).replace(
     "    created_at   REAL NOT NULL\n);\nCREATE TABLE paused_domains",
     "    created_at   REAL NOT NULL,\n    allowed_origins TEXT NOT NULL DEFAULT '[]'\n);\n"
     "CREATE TABLE paused_domains",
