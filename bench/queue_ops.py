@@ -378,11 +378,12 @@ def raw_open(path: Path, mode: str, *, checkpoints: bool = True
 
 
 def raw_rows(tasks: list[dict[str, Any]], shops: dict[str, int]) -> list[tuple[Any, ...]]:
-    """Rows from task fields, as any caller of raw SQL must build them."""
+    """Rows from task fields, as any caller of raw SQL must build them: the shop's id, the
+    priority key (per task: a batch may mix priorities) and the payload's JSON."""
     now = time.time()
-    key = index_key(_RAW_KEY_STATIC, now, _RAW_AGING_PER_S)
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    return [(t["type"], shops[t["shop"]], BASE_PRIORITY, key, now, now, now, now,
+    return [(t["type"], shops[t["shop"]], BASE_PRIORITY,
+             index_key(_RAW_KEY_STATIC, now, _RAW_AGING_PER_S), now, now, now, now,
              dumps({"params": t["params"], "flow": t["flow"]})) for t in tasks]
 
 
