@@ -20,7 +20,9 @@ Subjects of claim+ack/s, one task at a time:
   queued task in priority order (``band, prio_key, id`` through the claim index), a lease
   (owner, expiry, attempt), the event-log and state-count rows its triggers write, the spec
   decoded; the ack checks the lease. Autocommit: each statement its own commit (two a task);
-  ``raw_sqlite3_ack_and_claim`` runs the ack and the next claim in one transaction;
+  ``raw_sqlite3_ack_and_claim`` runs the ack and the next claim in one transaction. Raw gets
+  ShopFleet's checkpoint arrangement (a background PASSIVE checkpoint every 0.5 s), so the
+  ratio compares code, not where checkpoints run;
 - ``persist-queue`` — ``SQLiteAckQueue`` ``get`` + ``ack``, the like-for-like peer (a lease of
   sorts: an unacked state that a restart resumes), two commits a task, FIFO, no event log;
 - ``huey`` — ``SqliteStorage.dequeue``: deletes on take, one commit, no lease, no history;

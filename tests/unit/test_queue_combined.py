@@ -62,6 +62,7 @@ def test_a_failure_after_the_ack_undoes_the_ack_too(make_store: StoreFactory,
     assert store.task(first).state is TaskState.QUEUED
 
 
+@pytest.mark.slow
 def test_a_killed_worker_loses_no_acknowledged_task(tmp_path: Path) -> None:
     """A real process acks and claims in one transaction on a real file (FULL) and is
     SIGKILLed mid-run: every ack it was told about is done with its whole history, at most
