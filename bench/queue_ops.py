@@ -907,8 +907,8 @@ CLAIM_SUBJECTS: dict[str, tuple[str, int]] = {
                     "state-count rows by its triggers; autocommit each", 2),
     "raw_sqlite3_ack_and_claim": ("as raw_sqlite3, the ack and the next claim in one "
                                   "transaction", 1),
-    "persist-queue": ("SQLiteAckQueue get + ack: unacked state, FIFO, no priority, no event "
-                      "log", 2),
+    "persist-queue": ("the like-for-like peer: SQLiteAckQueue get + ack (an unacked state "
+                      "a restart resumes), FIFO, no priority, no event log", 2),
     "huey": ("SqliteStorage.dequeue: deletes on take, no lease, no history", 1),
     "redis": ("Lua claim (priority zset, lease zset, task hash, event list) + Lua ack", 2),
 }
