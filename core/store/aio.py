@@ -128,6 +128,24 @@ class AsyncStore:
                           lambda: self.sync.ack(task_id, owner, results=results))
         self._ops.room_freed()
 
+    async def ack_and_claim(self, task_id: int, owner: str, *,
+                            results: dict[str, Any] | None = None,
+                            exclude_domains: Iterable[str] = (),
+                            lease_s: float | None = None) -> ClaimedTask | None:
+        """Ack a task and claim the next one for its freed slot. SQLite: one op on the writer
+        thread, one transaction and one commit for both (see
+        :meth:`core.store.sqlite.SqliteStore.ack_and_claim`); other stores: the ack (retried
+        through an outage like every ack), then a claim."""
+        ex = list(exclude_domains)
+        if self._ops is None:
+            await self.ack(task_id, owner, results=results)
+            return await self.claim(owner, exclude_domains=ex, lease_s=lease_s)
+        task: ClaimedTask | None = await asyncio.wrap_future(self._ops.submit_op(
+            self._ops.ack_and_claim_op(task_id, owner, results=results, exclude_domains=ex,
+                                       lease_s=lease_s)))
+        self._ops.room_freed()
+        return task
+
     async def _ack_batched(self, task_id: int, owner: str,
                            results: dict[str, Any] | None) -> None:
         """Acks that arrive together go in one round trip (a network store's answer to

@@ -123,6 +123,10 @@ class OpWriter(Protocol):
                       ) -> Callable[[Any], list[ClaimedTask]]: ...
     def ack_op(self, task_id: int, owner: str, *, results: dict[str, Any] | None = None
                ) -> Callable[[Any], None]: ...
+    def ack_and_claim_op(self, task_id: int, owner: str, *,
+                         results: dict[str, Any] | None = None,
+                         exclude_domains: Iterable[str] = (), lease_s: float | None = None
+                         ) -> Callable[[Any], ClaimedTask | None]: ...
     def fail_op(self, task_id: int, owner: str, *, error_class: str, message: str,
                 retry: bool = True, retry_after_s: float | None = None,
                 evidence: dict[str, str] | None = None) -> Callable[[Any], TaskState]: ...
@@ -208,6 +212,14 @@ class Store(Protocol):
                  ) -> list[BaseException | None]:
         """Several :meth:`ack` (one round trip where the store has them); per item ``None``
         or the error that item raised."""
+    def ack_and_claim(self, task_id: int, owner: str, *,
+                      results: dict[str, Any] | None = None,
+                      exclude_domains: Iterable[str] = (), lease_s: float | None = None
+                      ) -> ClaimedTask | None:
+        """:meth:`ack`, then :meth:`claim` for the same owner (its freed slot): the same
+        rows as the two calls; SQLite commits both in one transaction (one disk sync), a
+        store without transactions across calls does one after the other. If the ack
+        raises, nothing is claimed."""
     def fail(self, task_id: int, owner: str, *, error_class: str, message: str,
              retry: bool = True, retry_after_s: float | None = None,
              evidence: dict[str, str] | None = None) -> TaskState: ...

@@ -4,7 +4,7 @@ a batch of submissions, and the arguments of a task listing."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..config import PrioritySettings
 from ..errors import InvalidInput, SpecError
@@ -16,9 +16,9 @@ Validator = Callable[[TaskSpec, ShopRecord], None]
 """Extra per-task checks at submission (flows and placeholders), raising :class:`SpecError`."""
 
 
-@dataclass(frozen=True)
-class Prepared:
-    """A checked submission with its priority inputs resolved."""
+class Prepared(NamedTuple):
+    """A checked submission with its priority inputs resolved (a tuple: a batch of a
+    thousand builds a thousand of them)."""
 
     spec: TaskSpec
     shop: ShopRecord

@@ -322,6 +322,15 @@ class RedisStore(RedisGroups, RedisHolds, RedisReads):
         res = json.dumps(results, ensure_ascii=False) if results is not None else ""
         self._run("ack", task_id, owner, res)
 
+    def ack_and_claim(self, task_id: int, owner: str, *,
+                      results: dict[str, Any] | None = None,
+                      exclude_domains: Iterable[str] = (), lease_s: float | None = None
+                      ) -> ClaimedTask | None:
+        """:meth:`ack`, then :meth:`claim` (two scripts: a crash between leaves the task
+        done and nothing claimed, as after a plain ack)."""
+        self.ack(task_id, owner, results=results)
+        return self.claim(owner, exclude_domains=exclude_domains, lease_s=lease_s)
+
     def ack_many(self, items: Sequence[tuple[int, str, dict[str, Any] | None]]
                  ) -> list[BaseException | None]:
         """Several :meth:`ack` in one round trip (each still its own atomic script); returns

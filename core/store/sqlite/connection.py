@@ -129,7 +129,8 @@ class SqliteConnections:
         return conn
 
     def _call(self, op: Callable[[sqlite3.Connection], Any]) -> Any:
-        return self._writer_or_refuse().submit(op).result()
+        """Run a write op and wait for its commit (blocking: never on an event loop)."""
+        return self._writer_or_refuse().run(op)
 
     def submit_op(self, op: Callable[[sqlite3.Connection], Any]) -> Any:
         """Queue a write operation; returns its ``concurrent.futures.Future``."""

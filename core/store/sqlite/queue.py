@@ -36,7 +36,17 @@ class SqliteQueue(SqliteConnections):
     """The queue's writes on top of the connections (see the module docstring)."""
     # -- priority maintenance (threshold events) -----------------------------------------
 
-    def _op_thresholds(self, conn: sqlite3.Connection, now: float) -> tuple[int, int]:
+    def _claim_checks(self, conn: sqlite3.Connection, now: float) -> tuple[int, ...]:
+        """One read before a claim (round): which threshold events are due, whether any
+        task is suspended and whether any shop or domain is paused (see
+        :data:`sql.CLAIM_CHECKS`)."""
+        cutoff = now - self._p.hard_aging_min * 60.0
+        row: tuple[int, ...] = conn.execute(
+            sql.CLAIM_CHECKS, (now, cutoff, cutoff, now)).fetchone()
+        return row
+
+    def _op_thresholds(self, conn: sqlite3.Connection, now: float,
+                       checks: tuple[int, ...] | None = None) -> tuple[int, int]:
         """Apply the events that change keys: hard aging reached, urgency thresholds crossed.
 
         Both use partial indexes on the event time, so with nothing due this is two index
@@ -44,13 +54,21 @@ class SqliteQueue(SqliteConnections):
         join the queue (at most :data:`PROMOTE_BATCH` a round, oldest first, through their
         own partial index: the claim index never holds a task that is not due by design).
         """
-        conn.execute(sql.PROMOTE_DUE, (now, now, PROMOTE_BATCH))
-        hard = conn.execute(
-            sql.HARD_AGE_QUEUED,
-            (now, now - self._p.hard_aging_min * 60.0)).rowcount
-        hard += conn.execute(
-            sql.HARD_AGE_SUSPENDED,
-            (now, now - self._p.hard_aging_min * 60.0)).rowcount
+        cutoff = now - self._p.hard_aging_min * 60.0
+        # One read says which events are due (usually none): index probes, where four
+        # writing statements that change nothing would cost a claim several times as much.
+        if checks is None:
+            checks = self._claim_checks(conn, now)
+        promote, hard_q, hard_s, urgent = checks[:4]
+        if promote:
+            conn.execute(sql.PROMOTE_DUE, (now, now, PROMOTE_BATCH))
+        hard = 0
+        if hard_q:
+            hard += conn.execute(sql.HARD_AGE_QUEUED, (now, cutoff)).rowcount
+        if hard_s:
+            hard += conn.execute(sql.HARD_AGE_SUSPENDED, (now, cutoff)).rowcount
+        if not urgent:
+            return hard, 0
         due = conn.execute(
             sql.URGENCY_DUE, (now,)).fetchall()
         for tid, ttype, deadline, base, attempts, bump, created, platform in due:
@@ -77,8 +95,9 @@ class SqliteQueue(SqliteConnections):
         ``max_tasks_per_shop`` tasks, neither its shop nor its domain is paused, and its domain
         is not in ``exclude_domains`` (open circuit breakers).
         """
-        return self._writer_or_refuse().submit(
-            lambda c: self._op_claim(c, owner, frozenset(exclude_domains), lease_s)).result()
+        ex = frozenset(exclude_domains)
+        task: ClaimedTask | None = self._call(lambda c: self._op_claim(c, owner, ex, lease_s))
+        return task
 
     def claim_op(self, owner: str, *, exclude_domains: Iterable[str] = (),
                  lease_s: float | None = None) -> Callable[[sqlite3.Connection], Any]:
@@ -87,15 +106,18 @@ class SqliteQueue(SqliteConnections):
 
     def _op_claim(self, conn: sqlite3.Connection, owner: str, exclude: frozenset[str],
                   lease_s: float | None, *, blocked: set[int] | None = None,
-                  now: float | None = None) -> ClaimedTask | None:
-        """Claim one task. A round of claims (``claim_many_op``) applies the threshold events
-        and reads the blocked shops once and passes them in (``blocked`` is updated)."""
-        if now is None:
+                  now: float | None = None, checks: tuple[int, ...] | None = None
+                  ) -> ClaimedTask | None:
+        """Claim one task. A round of claims (``claim_many_op``) reads the checks, applies the
+        threshold events and reads the blocked shops once and passes them in (``blocked`` is
+        updated)."""
+        if now is None or checks is None:
             now = self.clock.now()
-            self._op_thresholds(conn, now)
+            checks = self._claim_checks(conn, now)
+            self._op_thresholds(conn, now, checks)
         if blocked is None:
-            blocked = self._blocked_shops(conn, exclude)
-        picked = self._pick(conn, now, blocked)
+            blocked = self._blocked_shops(conn, exclude, paused=bool(checks[5]))
+        picked = self._pick(conn, now, blocked, suspended=bool(checks[4]))
         if picked is None:
             return None
         picked_id, was = picked
@@ -136,8 +158,9 @@ class SqliteQueue(SqliteConnections):
             if limit <= 0:
                 return out
             now = self.clock.now()
-            self._op_thresholds(conn, now)
-            blocked = self._blocked_shops(conn, frozenset(ex))
+            checks = self._claim_checks(conn, now)
+            self._op_thresholds(conn, now, checks)
+            blocked = self._blocked_shops(conn, frozenset(ex), paused=bool(checks[5]))
             if ex_shops:
                 marks = ",".join("?" * len(ex_shops))
                 blocked.update(int(r[0]) for r in conn.execute(
@@ -145,7 +168,7 @@ class SqliteQueue(SqliteConnections):
             running: dict[int, int] = {}
             for _ in range(limit):
                 t = self._op_claim(conn, owner, frozenset(ex), lease_s, blocked=blocked,
-                                   now=now)
+                                   now=now, checks=checks)
                 if t is None:
                     break
                 out.append(t)
@@ -198,8 +221,8 @@ class SqliteQueue(SqliteConnections):
             return lost
         return op
 
-    def _pick(self, conn: sqlite3.Connection, now: float, blocked: set[int]
-              ) -> tuple[int, str] | None:
+    def _pick(self, conn: sqlite3.Connection, now: float, blocked: set[int], *,
+              suspended: bool = True) -> tuple[int, str] | None:
         """The id (and state) of the best eligible waiting task.
 
         Suspended tasks (few: preempted ones) are looked at in full through their own index.
@@ -207,12 +230,13 @@ class SqliteQueue(SqliteConnections):
         eligible row; the ineligible ones are tasks of busy or paused shops, normally few. If
         the first ``FAST_PATH_ROWS`` are all ineligible (one busy shop holds the top of the
         queue), ask each eligible shop for its best task through the per-shop index and take
-        the best of those: O(shops · log n), never a scan of the queue.
+        the best of those: O(shops · log n), never a scan of the queue. ``suspended=False``:
+        the caller's checks found no suspended task, their index is not read.
         """
         best: tuple[int, int, int] | None = None  # (band, key, -id)
         best_pick: tuple[int, str] | None = None
-        for tid, shop_id, not_before, band, key in conn.execute(
-                sql.BEST_SUSPENDED):
+        for tid, shop_id, not_before, band, key in (conn.execute(
+                sql.BEST_SUSPENDED) if suspended else ()):
             if shop_id not in blocked and not_before <= now:
                 best, best_pick = (band, key, -tid), (int(tid), "suspended")
                 break
@@ -238,11 +262,15 @@ class SqliteQueue(SqliteConnections):
                 best, best_pick = (r[1], r[2], -r[0]), (int(r[0]), "queued")
         return best_pick
 
-    def _blocked_shops(self, conn: sqlite3.Connection, exclude: frozenset[str]) -> set[int]:
+    def _blocked_shops(self, conn: sqlite3.Connection, exclude: frozenset[str], *,
+                       paused: bool = True) -> set[int]:
+        """Shops a claim skips: at their running limit, paused (``paused=False``: the
+        caller's checks found no pause, not read again), or of an excluded domain."""
         blocked = {int(r[0]) for r in conn.execute(
             sql.FULL_SHOPS, (self._q.max_tasks_per_shop,))}
-        blocked.update(int(r[0]) for r in conn.execute(
-            sql.PAUSED_SHOPS))
+        if paused:
+            blocked.update(int(r[0]) for r in conn.execute(
+                sql.PAUSED_SHOPS))
         blocked.update(held_shop_ids(conn, self.clock.now()))  # #15: taken over by a person
         if exclude:
             marks = ",".join("?" * len(exclude))
@@ -269,14 +297,52 @@ class SqliteQueue(SqliteConnections):
         res = json.dumps(results, ensure_ascii=False) if results is not None else None
 
         def op(conn: sqlite3.Connection) -> None:
-            now = self.clock.now()
-            self._finish_running(
-                conn, task_id, owner,
-                "state = 'done', state_reason = 'finished', finished_at = ?, updated_at = ?, "
-                "results = coalesce(?, results)", (now, now, res))
-            # Finished after an answer: its answered ticket(s) close with it.
-            conn.execute(sql.CLOSE_ANSWERED_TICKETS, (now, task_id))
-            write_results(conn, task_id)  # #19: its records, in the same transaction
+            self._op_ack(conn, task_id, owner, res)
+        return op
+
+    def _op_ack(self, conn: sqlite3.Connection, task_id: int, owner: str,
+                res: str | None) -> None:
+        now = self.clock.now()
+        row = conn.execute(sql.ACK_TASK, (now, now, res, task_id, owner)).fetchone()
+        if row is None:
+            raise LeaseLost(f"task {task_id} is no longer held by {owner} "
+                            "(its lease expired and it was recovered, or it was cancelled)")
+        # Finished after an answer: its answered ticket(s) close with it.
+        conn.execute(sql.CLOSE_ANSWERED_TICKETS, (now, task_id))
+        if row[0]:
+            # #19: its records, in the same transaction. A task that never had results has
+            # no records to replace (the column is only ever set, never cleared).
+            write_results(conn, task_id)
+
+    def ack_and_claim(self, task_id: int, owner: str, *,
+                      results: dict[str, Any] | None = None,
+                      exclude_domains: Iterable[str] = (),
+                      lease_s: float | None = None) -> ClaimedTask | None:
+        """Ack a task and claim the next one for the same owner in one transaction.
+
+        Leaves exactly the rows of :meth:`ack` followed by :meth:`claim` (history, counts,
+        results, tickets) with one commit instead of two: a worker whose slot just freed
+        pays one disk sync for both. All or nothing: if the ack fails (:class:`LeaseLost`)
+        nothing is claimed; a crash loses neither (before the commit both are undone, the
+        finished task is still running under its lease and recovery requeues it).
+        Returns the claimed task, or ``None`` when nothing is eligible.
+        """
+        task: ClaimedTask | None = self._call(self.ack_and_claim_op(
+            task_id, owner, results=results, exclude_domains=exclude_domains,
+            lease_s=lease_s))
+        self._room_freed()
+        return task
+
+    def ack_and_claim_op(self, task_id: int, owner: str, *,
+                         results: dict[str, Any] | None = None,
+                         exclude_domains: Iterable[str] = (), lease_s: float | None = None
+                         ) -> Callable[[sqlite3.Connection], ClaimedTask | None]:
+        res = json.dumps(results, ensure_ascii=False) if results is not None else None
+        ex = frozenset(exclude_domains)
+
+        def op(conn: sqlite3.Connection) -> ClaimedTask | None:
+            self._op_ack(conn, task_id, owner, res)
+            return self._op_claim(conn, owner, ex, lease_s)
         return op
 
     def ack_many(self, items: Sequence[tuple[int, str, dict[str, Any] | None]]

@@ -248,6 +248,15 @@ def _v8(conn: sqlite3.Connection) -> None:
     _script(conn, _outbox_tables())
 
 
+# --- #20 fewer pages written per claim and ack
+# v10: the lease index goes. Nothing ever read running tasks in lease order (recovery looks at
+# every running task, the claim counts running tasks per shop), and ``tasks_state`` already
+# finds the running ones; the index cost two page writes per claim+ack (an entry added at the
+# claim, removed at the ack).
+_V10 = """
+DROP INDEX tasks_leases;
+"""
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """SQL text, or a function run on the migration's connection (inside its transaction)."""
 
@@ -259,8 +268,10 @@ ALTER TABLE shops ADD COLUMN profile TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE shops ADD COLUMN proxy_password_enc BLOB;
 """
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _v8, _V9)
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _v8, _V9, _V10)
 _FRESH_HEAD: str = _V1.replace(
+    "CREATE INDEX tasks_leases ON tasks (lease_until) WHERE state = 'running';\n", ""
+).replace(
     "    created_at   REAL NOT NULL\n);\nCREATE TABLE paused_domains",
     "    created_at   REAL NOT NULL,\n    allowed_origins TEXT NOT NULL DEFAULT '[]'\n);\n"
     "CREATE TABLE paused_domains",

@@ -89,7 +89,14 @@ SET_SHOP_PROFILE = "UPDATE shops SET profile = ?, proxy_password_enc = ? WHERE n
 
 SET_SHOP_PAUSED = "UPDATE shops SET paused = ? WHERE name = ?"
 
-TASK_BY_KEY = "SELECT id, type, shop_id, spec FROM tasks WHERE key = ?"
+TASKS_BY_KEYS = (
+    "SELECT key, id, type, shop_id, spec FROM tasks WHERE key IN "
+    "(SELECT value FROM json_each(?))")
+"""The tasks already holding any of a batch's idempotency keys (a JSON list): one read."""
+
+MAX_TASK_ID = "SELECT max(id) FROM tasks"
+
+LAST_ROWID = "SELECT last_insert_rowid()"
 
 TASK_STATE = "SELECT state FROM tasks WHERE id = ?"
 
@@ -126,12 +133,17 @@ CLAIM_TASK = (
     "WHERE id = ? AND state IN ('queued', 'suspended') RETURNING id, type, shop_id, "
     "attempts, max_attempts, prio_key, preemptible, spec, checkpoint, created_at")
 
+ACK_TASK = (
+    "UPDATE tasks SET state = 'done', state_reason = 'finished', finished_at = ?, "
+    "updated_at = ?, results = coalesce(?, results), lease_owner = NULL, lease_until = NULL "
+    "WHERE id = ? AND state = 'running' AND lease_owner = ? RETURNING results IS NOT NULL")
+
 CLOSE_ANSWERED_TICKETS = (
     "UPDATE tickets SET state = 'closed', closed_at = ? WHERE task_id = ? "
     "AND state = 'answered'")
 
 FULL_SHOPS = (
-    "SELECT shop_id FROM tasks INDEXED BY tasks_leases WHERE state = 'running' "
+    "SELECT shop_id FROM tasks INDEXED BY tasks_state WHERE state = 'running' "
     "GROUP BY shop_id "
     "HAVING count(*) >= ?")
 
@@ -149,6 +161,23 @@ PROMOTE_DUE = (
     "WHERE state = 'scheduled' AND not_before <= ? ORDER BY not_before, id LIMIT ?)")
 """Scheduled tasks whose time came join the queue, at most a batch per claim round (their key
 already counts aging from ``not_before``: nothing else changes)."""
+
+CLAIM_CHECKS = (
+    "SELECT EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_scheduled "
+    "WHERE state = 'scheduled' AND not_before <= ?), "
+    "EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_hard_aging "
+    "WHERE state = 'queued' AND band = 0 AND queued_at <= ?), "
+    "EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_suspended "
+    "WHERE state = 'suspended' AND band = 0 AND queued_at <= ?), "
+    "EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_urgency_due WHERE state = 'queued' "
+    "AND urgency_next_at IS NOT NULL AND urgency_next_at <= ?), "
+    "EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_suspended WHERE state = 'suspended'), "
+    "EXISTS (SELECT 1 FROM shops WHERE paused = 1) "
+    "OR EXISTS (SELECT 1 FROM paused_domains)")
+"""One read before a claim: which threshold events are due (promotion, hard aging of queued
+and suspended tasks, urgency re-estimates), whether any task is suspended, whether any shop
+or domain is paused. With nothing due (the usual case) a claim then writes nothing for the
+events and skips the reads of suspended tasks and paused shops."""
 
 HELD_TASK_ATTEMPTS = (
     "SELECT attempts, max_attempts, base, urgency, bump, queued_at FROM tasks "
@@ -182,7 +211,7 @@ RUNNING_LEASES = (
     "bump, queued_at FROM tasks WHERE state = 'running'")
 
 RUNNING_OF_SHOP = (
-    "SELECT count(*) FROM tasks INDEXED BY tasks_leases "
+    "SELECT count(*) FROM tasks INDEXED BY tasks_state "
     "WHERE state = 'running' AND shop_id = ?")
 
 SAVE_CHECKPOINT = (

@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 from ...errors import BacklogFull, InvalidInput, Refused, SpecError, UnknownTask
 from ...origins import normalise_origins
-from ...priority import check_bump, score_at
+from ...priority import check_bump, index_key, score_at
 from ...profiles import ShopProfile
 from ...specs import TaskSpec
 from ..pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
@@ -147,61 +147,74 @@ class SqliteStore(SqliteGroups, SqliteHolds, SqliteQueue, SqliteReads):
         prepared = self._prepare(specs)
         return list(self._call(lambda conn: self._op_submit(conn, prepared)))
 
-    def _prepare(self, specs: Sequence[TaskSpec]) -> list[dict[str, Any]]:
+    def _prepare(self, specs: Sequence[TaskSpec]) -> list[Submission]:
         now = self.clock.now()
-        prepared: list[dict[str, Any]] = []
+        encode = _PAYLOAD_JSON.encode
+        threshold = self._p.preempt_threshold
+        default_attempts = self._q.max_attempts
+        out: list[Submission] = []
         for p in prepare_specs(specs, {s.name: s for s in self.shops()}, self._p,
                                self.validator, now):
-            spec, shop, base, urgency = p.spec, p.shop, p.base, p.urgency
-            fixed, next_at = p.urgency_fixed, p.urgency_next_at
-            payload = json.dumps(spec.payload(), ensure_ascii=False, separators=(",", ":"))
-            static = self._static(base, urgency, 0, 0.0)
-            prepared.append({
-                "key": spec.key, "type": spec.type, "shop_id": shop.id, "base": base,
-                "urgency": urgency, "urgency_fixed": fixed, "urgency_next_at": next_at,
-                "deadline": spec.deadline_ts, "spec": payload,
-                "max_attempts": spec.max_attempts or self._q.max_attempts,
-                "urgent": static >= self._p.preempt_threshold, "start_at": p.start_at,
-            })
-        return prepared
+            spec = p.spec
+            static = self._static(p.base, p.urgency, 0, 0.0)
+            out.append(Submission(
+                spec.key, spec.type, p.shop.id, p.base, p.urgency, p.urgency_fixed,
+                p.urgency_next_at, spec.deadline_ts, encode(spec.payload()),
+                spec.max_attempts or default_attempts, static, static >= threshold,
+                p.start_at))
+        return out
 
-    def _op_submit(self, conn: sqlite3.Connection, prepared: list[dict[str, Any]]) -> list[int]:
+    def _op_submit(self, conn: sqlite3.Connection, prepared: list[Submission]) -> list[int]:
+        """Insert a checked batch: one read for the idempotency keys it names (none when it
+        names none), one for the backlog, then one ``executemany`` — the statements raw SQL
+        on this schema would run, no read per task."""
         now = self.clock.now()
         ids: list[int | None] = [None] * len(prepared)
+        known: dict[str, tuple[int, str, int, str]] = {}
+        keys = [t.key for t in prepared if t.key is not None]
+        if keys:
+            known = {r[0]: (int(r[1]), r[2], int(r[3]), r[4]) for r in conn.execute(
+                sql.TASKS_BY_KEYS, (json.dumps(keys, ensure_ascii=False),))}
         fresh: list[int] = []
         for i, t in enumerate(prepared):
-            if t["key"] is not None:
-                row = conn.execute(sql.TASK_BY_KEY,
-                                   (t["key"],)).fetchone()
-                if row is not None:
-                    if (row[1], row[2], row[3]) != (t["type"], t["shop_id"], t["spec"]):
-                        raise SpecError("key", f"{t['key']!r} was already used for a different "
-                                        f"task (#{row[0]}); use a new key")
-                    ids[i] = row[0]
-                    continue
+            old = known.get(t.key) if t.key is not None else None
+            if old is not None:
+                if old[1:] != (t.type, t.shop_id, t.spec):
+                    raise SpecError("key", f"{t.key!r} was already used for a different "
+                                    f"task (#{old[0]}); use a new key")
+                ids[i] = old[0]
+                continue
             fresh.append(i)
-        if fresh:
-            queued = self._queued_count(conn)
-            routine = sum(1 for i in fresh if not prepared[i]["urgent"])
-            limit = self._q.max_backlog
-            reserve_limit = limit + int(limit * self._q.urgent_reserve)
-            if routine and queued + routine > limit:
-                raise BacklogFull(queued, limit)
-            if queued + len(fresh) > reserve_limit:
-                raise BacklogFull(queued, reserve_limit, urgent=True)
+        if not fresh:
+            return [int(x) for x in ids if x is not None]
+        queued = self._queued_count(conn)
+        routine = sum(1 for i in fresh if not prepared[i].urgent)
+        limit = self._q.max_backlog
+        reserve_limit = limit + int(limit * self._q.urgent_reserve)
+        if routine and queued + routine > limit:
+            raise BacklogFull(queued, limit)
+        if queued + len(fresh) > reserve_limit:
+            raise BacklogFull(queued, reserve_limit, urgent=True)
+        aging = self._aging_per_s
+        rows = []
         for i in fresh:
             t = prepared[i]
             # A delayed task joins the queue at its time: its aging counts from then.
-            start = max(now, t["start_at"])
-            state, why = ("scheduled", f"submitted, not before {_iso(start)}") \
-                if start > now else ("queued", "submitted")
-            key = self._key(t["base"], t["urgency"], 0, 0.0, start)
-            cur = conn.execute(
-                sql.INSERT_TASK,
-                (t["key"], t["type"], t["shop_id"], state, why, t["base"], t["urgency"],
-                 t["urgency_fixed"], t["urgency_next_at"], key, now, now, start, t["deadline"],
-                 t["max_attempts"], t["spec"], start))
-            ids[i] = cur.lastrowid
+            if t.start_at > now:
+                start, state, why = t.start_at, "scheduled", f"submitted, not before " \
+                    f"{_iso(t.start_at)}"
+            else:
+                start, state, why = now, "queued", "submitted"
+            rows.append((t.key, t.type, t.shop_id, state, why, t.base, t.urgency,
+                         t.urgency_fixed, t.urgency_next_at, index_key(t.static, start, aging),
+                         now, now, start, t.deadline, t.max_attempts, t.spec, start))
+        before = conn.execute(sql.MAX_TASK_ID).fetchone()[0] or 0
+        conn.executemany(sql.INSERT_TASK, rows)
+        last = conn.execute(sql.LAST_ROWID).fetchone()[0]
+        if last != before + len(rows):  # pragma: no cover - rowids past 2**63 - 1 only
+            raise RuntimeError(f"task ids of a batch are not consecutive ({before}, {last})")
+        for n, i in enumerate(fresh):
+            ids[i] = before + 1 + n
         return [int(x) for x in ids if x is not None]
 
     @staticmethod
@@ -407,6 +420,31 @@ class SqliteStore(SqliteGroups, SqliteHolds, SqliteQueue, SqliteReads):
         from .outbox import SqliteOutbox
 
         return SqliteOutbox(self)
+
+class Submission(NamedTuple):
+    """A checked task of a batch, ready to insert (what ``_op_submit`` needs of it)."""
+
+    key: str | None
+    type: str
+    shop_id: int
+    base: float
+    urgency: float
+    urgency_fixed: int
+    urgency_next_at: float | None
+    deadline: float | None
+    spec: str
+    """The payload as stored (JSON)."""
+    max_attempts: int
+    static: float
+    """Priority points that do not age (base, urgency, bonus)."""
+    urgent: bool
+    """Past the preemption threshold: may use the backlog's urgent reserve."""
+    start_at: float
+
+
+_PAYLOAD_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""One encoder for every payload (``json.dumps`` with options builds one per call)."""
+
 
 def _iso(ts: float) -> str:
     """A moment for a task's history line (UTC, seconds)."""
