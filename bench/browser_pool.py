@@ -4,38 +4,54 @@ Measured in one run, against the same demo site (its own process, so its HTTP th
 share our interpreter lock), the same Chromium (``/usr/bin/chromium``) and the same launch flags
 (``core.browser.discovery.launch_args``, the demo host names mapped to loopback):
 
-1. tasks/min — ``collect_data`` tasks (200; ``--quick`` 8), statistics page ``i+1``
+1. tasks/min — ``collect_data`` tasks (``pages``: 60; ``--quick`` 8), statistics page ``i+1``
    of shop ``i mod 9`` (all 9 demo shops: a shop runs one task at a time), submitted to a fresh
-   SQLite store and run by ``build_engine`` (browser executor: pool, flow runner, gates,
-   breakers, checkpoints after every step) with ``run_until_idle``; pools of 1, 2 and 4
-   browsers (slots = browsers), ``warm = max_browsers`` launched before the clock starts;
-   gates unlimited (rate 1e9/s). Once with ``pool.prewarm_contexts`` off (the default) and once
-   on. Every shop logged in once before the clock (a first pass of 9 tasks), so the timed tasks
-   reuse their saved sessions, as they would in daily use. Each task's extracted SKUs are
-   checked against the site's catalogue (``verified`` in the params).
-2. start-to-first-step — from the engine's ``TaskStateChanged(running)`` (the claim) to the
-   task's first ``TaskProgress`` (its first step starts), p50/p90: *warm* over all the tasks of
-   the runs above; *cold* from fresh engines whose pool has ``warm = 0`` (no browser yet), each
-   given ``max_browsers`` tasks, repeated ``COLD_REPS`` times.
-3. Crawlee for Python's ``PlaywrightCrawler`` (in a child process of this script) visiting the
-   same pages at the same concurrency (``min = max = desired``), each page: the same checks and
-   extraction as the flow (login form visible? table visible; all SKUs, views, orders) pushed
-   to its in-memory dataset. Twice: a fresh context per page (``use_incognito_pages=True``, the
-   isolation ShopFleet gives every task) and its default shared context. Crawlee's default
-   allocation: one browser holding the concurrent pages (up to 20 per browser). Fingerprint
-   injection off (``fingerprint_generator=None``: less work per page, the stronger peer),
-   retries 1, memory storage, no logging setup. Login: each shop logs in once through the
-   site's form with Playwright before the clock; a pre-navigation hook adds the shop's session
-   cookie to the page's context (equivalent to ShopFleet loading the shop's saved session).
-   Clock: from the browser's launch (``post_launch_hook``) to the last page closed
-   (``post_page_close_hook``).
+   SQLite store (FULL) and run by ``build_engine`` (browser executor: pool, flow runner, gates,
+   breakers, checkpoints) with ``run_until_idle``; gates unlimited (rate 1e9/s); the browsers
+   are launched before the clock starts. At concurrency ``c`` in 1, 2 and 4, matched both ways:
 
-The last lines compare against the targets of the issue (``ratio_*`` and ``*_vs_target``, with
-``target`` and ``met`` in their params); with ``--repeat R`` the targets use the median of the
-R runs (runs are interleaved, so drift hits every subject alike).
+   * ``shopfleet`` — ``c`` browsers × 1 context (slots = c), ``prewarm_contexts`` off (default);
+   * ``shopfleet+prewarm`` — the same with ``prewarm_contexts = true``;
+   * ``shopfleet_1browser`` — 1 browser × ``c`` contexts (``contexts_per_browser = c``,
+     prewarm on), beside Crawlee's one browser × ``c`` pages;
+   * ``crawlee_fresh`` / ``crawlee_shared`` — Crawlee for Python's ``PlaywrightCrawler`` at the
+     same concurrency, one browser holding the pages (its default), a fresh context per page
+     (``use_incognito_pages=True``, the isolation ShopFleet gives every task) or its default
+     shared context;
+   * ``crawlee_per_browser`` — Crawlee with one page per browser (``max_open_pages_per_browser
+     = 1``, fresh context per page): ``c`` browsers, beside ShopFleet's ``c`` browsers.
 
-Run: ``python bench/browser_pool.py [--quick] [--repeat R]``; JSON Lines on stdout, progress on
-stderr. Needs ``crawlee[playwright]`` (the ``bench`` extra) for the peer; without it the peer
+   Every ShopFleet task opens a fresh context with its shop's saved session (every shop logged
+   in once before any clock), and pays durability Crawlee does not: its claim and ack (FULL
+   commits), checkpoints (written in the background; the last one skipped when the ack
+   follows), the session saved (encrypted, fsync) when it changed. Crawlee keeps its queue and
+   dataset in memory and saves nothing. Fingerprint injection off (less work per page, the
+   stronger peer), retries 1. Crawlee login: each shop logs in once through the site's form
+   before the clock; a pre-navigation hook adds its session cookie. Crawlee's clock: browser
+   launch to last page closed. Each task's extracted SKUs are checked against the catalogue
+   (``verified``).
+   Repetitions are interleaved (ShopFleet and Crawlee alternating); ``REPEATS`` (5) at the
+   target's concurrency (2), ``--reps-other`` (default 1) at 1 and 4.
+2. Per-phase breakdown of a ShopFleet task (p50/p95 over every task of the target
+   concurrency), through the executor's ``phase_timer`` hook and the pool's: claim (one
+   ``claim_many`` call), shop (record + password decrypt), session load/decrypt, browser
+   acquire, context, page (or ``session_apply`` into a spare), gate, each step by action,
+   checkpoints, flow, ack — and after the task, in the background: session read, save, close.
+3. Claim → first step p50 (``TaskStateChanged(running)`` → first ``TaskProgress``): warm pool
+   (all tasks above) against a cold pool (fresh engines with ``warm = 0``, ``max_browsers``
+   tasks each, ``cold_reps`` times). Target: warm ≤ 0.33 × cold and warm < 100 ms.
+4. Chromium's memory: the process tree of the pool's browsers (psutil: the browser and its
+   children, RSS and PSS), idle per browser right after start, and per context: (tree at the
+   most contexts alive − idle tree) / contexts alive, sampled every 0.5 s during the runs.
+5. Loop lag of the engine's loop during the browser runs (a 10 ms ticker: how late it wakes),
+   p50/p99/max.
+
+Targets (fixed; printed with met/unmet, never on ``--quick``): at 2 browsers ShopFleet tasks/min
+≥ 1.0 × Crawlee shared (with a fresh context per task kept); prewarm never slower than without
+(ratio ≥ 1.0); warm claim → first step p50 ≤ 0.33 × cold and < 100 ms.
+
+Run: ``python bench/browser_pool.py [--quick] [--reps-other N]``; JSON Lines on stdout, progress
+on stderr. Needs ``crawlee[playwright]`` (the ``bench`` extra) for the peer; without it the peer
 lines are skipped with a note.
 """
 
@@ -43,9 +59,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -54,13 +70,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _common import SiteProcess, arg_parser, emit, note, percentiles, temp_dir
+import psutil
+from _common import (
+    REPEATS,
+    SiteProcess,
+    arg_parser,
+    emit,
+    emit_machine,
+    emit_summary,
+    note,
+    percentiles,
+    temp_dir,
+)
 
 from core.browser.discovery import launch_args, running_as_root
 from core.build import build_engine, open_store
 from core.config import Settings
 from core.demo import demo_settings, register_demo_shops
 from core.demosite import DemoShop, DemoSite, host_resolver_rules, stats_rows
+from core.engine import Engine
 from core.events import Event, TaskProgress, TaskStateChanged
 from core.specs import TaskSpec
 from core.vault import Vault
@@ -69,6 +97,8 @@ BENCH = "browser_pool"
 CHROMIUM = "/usr/bin/chromium"
 UNLIMITED = {"rate_per_s": 1e9, "burst": 1e9}
 FLOW = "collect_data"
+TARGET_C = 2
+"""The concurrency the targets are read at (2 browsers)."""
 
 
 @dataclass(frozen=True)
@@ -76,16 +106,17 @@ class Sizes:
     pages: int
     """Tasks (pages) per timed run."""
     pools: tuple[int, ...]
-    """Browser counts (= concurrency) measured."""
+    """Concurrencies measured."""
+    reps: int
+    """Interleaved repetitions at the target concurrency."""
+    reps_other: int
+    """Repetitions at the other concurrencies (no target there)."""
     cold_reps: int
-    """Fresh cold engines per pool size for the start-to-first-step figure."""
+    """Fresh cold engines for the start-to-first-step figure."""
 
 
-FULL_SIZES = Sizes(pages=200, pools=(1, 2, 4), cold_reps=6)
-QUICK_SIZES = Sizes(pages=8, pools=(2,), cold_reps=2)
-
-
-# -- the demo site in its own process -------------------------------------------------------------
+FULL_SIZES = Sizes(pages=60, pools=(1, 2, 4), reps=REPEATS, reps_other=1, cold_reps=4)
+QUICK_SIZES = Sizes(pages=8, pools=(2,), reps=2, reps_other=1, cold_reps=2)
 
 
 def work(shops: list[DemoShop], n: int) -> list[tuple[DemoShop, int]]:
@@ -100,11 +131,11 @@ def expected_skus(shop: str, page: int) -> list[str]:
 # -- ShopFleet ------------------------------------------------------------------------------------
 
 
-def sf_settings(browsers: int, *, warm: int, prewarm: bool) -> Settings:
+def sf_settings(browsers: int, *, warm: int, prewarm: bool, contexts: int = 1) -> Settings:
     return demo_settings(Settings()).with_changes(
         browser={"executable_path": CHROMIUM, "host_resolver_rules": host_resolver_rules()},
         pool={"max_browsers": browsers, "warm": warm, "prewarm_contexts": prewarm,
-              "step_timeout_s": 30},
+              "contexts_per_browser": contexts, "step_timeout_s": 30},
         gates={"global": UNLIMITED, "default_domain": UNLIMITED},
     )
 
@@ -116,6 +147,10 @@ class SfRun:
     failed: int
     verified: int
     start_latency_s: list[float] = field(default_factory=list)
+    phases: dict[str, list[float]] = field(default_factory=dict)
+    lag_ms: list[float] = field(default_factory=list)
+    idle_tree: dict[str, float] = field(default_factory=dict)
+    peak: dict[str, float] = field(default_factory=dict)
 
 
 class StartTimes:
@@ -136,37 +171,123 @@ class StartTimes:
         return [self.first_step[t] - c for t, c in self.claimed.items() if t in self.first_step]
 
 
+def instrument(engine: Engine, phases: dict[str, list[float]]) -> None:
+    """Phase timing: the executor's and pool's hook, and the claim and ack store calls."""
+    def record(_task: int, phase: str, seconds: float) -> None:
+        phases.setdefault(phase, []).append(seconds)
+
+    engine.executor.phase_timer = record  # type: ignore[attr-defined]
+    astore = engine.astore
+    claim_many, ack = astore.claim_many, astore.ack
+
+    async def timed_claim(*a: Any, **kw: Any) -> Any:
+        t = time.perf_counter()
+        out = await claim_many(*a, **kw)
+        if out:
+            phases.setdefault("claim", []).append(time.perf_counter() - t)
+        return out
+
+    async def timed_ack(*a: Any, **kw: Any) -> Any:
+        t = time.perf_counter()
+        out = await ack(*a, **kw)
+        phases.setdefault("ack", []).append(time.perf_counter() - t)
+        return out
+
+    astore.claim_many = timed_claim  # type: ignore[method-assign]
+    astore.ack = timed_ack  # type: ignore[method-assign]
+
+
+def browser_pids(engine: Engine) -> list[int]:
+    pool = engine.executor.pool  # type: ignore[attr-defined]
+    return [b.handle.pid for b in pool._browsers if b.handle.pid and not b.dead]
+
+
+def tree_memory(pids: list[int]) -> dict[str, float]:
+    """RSS and PSS (MiB) of the browsers' process trees (blocking: run it in a thread)."""
+    rss = pss = 0.0
+    procs = 0
+    for pid in pids:
+        try:
+            root = psutil.Process(pid)
+            tree = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            continue
+        for p in tree:
+            try:
+                mi = p.memory_full_info()
+            except psutil.Error:
+                continue
+            rss += mi.rss
+            pss += getattr(mi, "pss", mi.rss)
+            procs += 1
+    return {"rss_mb": rss / 2**20, "pss_mb": pss / 2**20, "processes": procs}
+
+
+async def lag_probe(out: list[float], stop: asyncio.Event) -> None:
+    """How late a 10 ms ticker on the engine's loop wakes (ms)."""
+    loop = asyncio.get_running_loop()
+    while not stop.is_set():
+        t = loop.time()
+        await asyncio.sleep(0.01)
+        out.append(max(0.0, (loop.time() - t - 0.01) * 1000))
+
+
+async def memory_probe(engine: Engine, peak: dict[str, float], stop: asyncio.Event) -> None:
+    pool = engine.executor.pool  # type: ignore[attr-defined]
+    while not stop.is_set():
+        contexts = pool.stats().contexts_alive
+        mem = await asyncio.to_thread(tree_memory, browser_pids(engine))
+        if contexts and mem["pss_mb"] > peak.get("pss_mb", 0):
+            peak.update(mem, contexts=contexts, browsers=len(browser_pids(engine)))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.5)
+
+
 async def sf_run(site: SiteProcess, home: Path, tag: str, items: list[tuple[DemoShop, int]], *,
-                 browsers: int, warm: int, prewarm: bool) -> SfRun:
+                 browsers: int, warm: int, prewarm: bool, contexts: int = 1,
+                 measure: bool = False) -> SfRun:
     """One engine over a fresh store: submit ``items``, start the pool, run until idle."""
-    settings = sf_settings(browsers, warm=warm, prewarm=prewarm)
+    settings = sf_settings(browsers, warm=warm, prewarm=prewarm, contexts=contexts)
     store = await asyncio.to_thread(open_store, settings, home / f"{tag}.db")
+    run = SfRun(0.0, 0, 0, 0)
     try:
         vault = await asyncio.to_thread(Vault.open, home)
         await asyncio.to_thread(register_demo_shops, store, site.site, vault)
-        engine = build_engine(settings, store, home=home, slots=browsers)
+        engine = build_engine(settings, store, home=home, slots=browsers * contexts)
         times = StartTimes()
         engine.bus.subscribe(times)
+        if measure:
+            instrument(engine, run.phases)
         specs = [TaskSpec.model_validate({"type": FLOW, "shop": shop.name, "flow": FLOW,
                                           "params": {"page": page}}) for shop, page in items]
         ids = await engine.submit(specs)
         await engine.start()  # launches the warm browsers: before the clock
+        stop = asyncio.Event()
+        probes: list[asyncio.Task[None]] = []
+        if measure:
+            await asyncio.sleep(1.0)  # the warm browsers settle (spares made)
+            run.idle_tree = await asyncio.to_thread(tree_memory, browser_pids(engine))
+            run.idle_tree["browsers"] = len(browser_pids(engine))
+            probes = [asyncio.create_task(lag_probe(run.lag_ms, stop)),
+                      asyncio.create_task(memory_probe(engine, run.peak, stop))]
         try:
             t0 = time.perf_counter()
             await engine.run_until_idle()
-            seconds = time.perf_counter() - t0
+            run.seconds = time.perf_counter() - t0
         finally:
+            stop.set()
+            await asyncio.gather(*probes, return_exceptions=True)
             await engine.stop()
         counts = await asyncio.to_thread(store.counts)
-        verified = 0
         for tid, (shop, page) in zip(ids, items, strict=True):
             rec = await asyncio.to_thread(store.task, tid)
             if rec.results and rec.results.get("skus") == expected_skus(shop.name, page):
-                verified += 1
+                run.verified += 1
     finally:
         await asyncio.to_thread(store.close)
-    return SfRun(seconds, counts.get("done", 0), counts.get("failed", 0), verified,
-                 times.latencies())
+    run.done, run.failed = counts.get("done", 0), counts.get("failed", 0)
+    run.start_latency_s = times.latencies()
+    return run
 
 
 # -- Crawlee (child process) ----------------------------------------------------------------------
@@ -180,10 +301,11 @@ def crawlee_available() -> bool:
     return True
 
 
-def crawlee_run(port: int, pages: int, concurrency: int, incognito: bool) -> dict[str, Any]:
+def crawlee_run(port: int, pages: int, concurrency: int, incognito: bool,
+                per_browser: bool = False) -> dict[str, Any]:
     """Run the Crawlee child; returns its result dictionary."""
     job = json.dumps({"port": port, "pages": pages, "concurrency": concurrency,
-                      "incognito": incognito})
+                      "incognito": incognito, "per_browser": per_browser})
     with tempfile.TemporaryDirectory(prefix="shopfleet-bench-crawlee-") as storage:
         env = dict(os.environ, CRAWLEE_STORAGE_DIR=storage, CRAWLEE_PURGE_ON_START="true",
                    CRAWLEE_HEADLESS="true", CRAWLEE_DEFAULT_BROWSER_PATH=CHROMIUM,
@@ -200,7 +322,7 @@ async def crawlee_child(job: dict[str, Any]) -> dict[str, Any]:
     import logging
 
     from crawlee import ConcurrencySettings, Request
-    from crawlee.browsers import BrowserPool
+    from crawlee.browsers import BrowserPool, PlaywrightBrowserPlugin
     from crawlee.crawlers import (
         PlaywrightCrawler,
         PlaywrightCrawlingContext,
@@ -234,8 +356,15 @@ async def crawlee_child(job: dict[str, Any]) -> dict[str, Any]:
     for c in cookies:
         by_shop.setdefault(c["path"].rstrip("/").split("/")[-1], []).append(c)
 
-    pool = BrowserPool.with_default_plugin(
-        headless=True, browser_launch_options=launch, use_incognito_pages=bool(job["incognito"]))
+    if job.get("per_browser"):
+        # One page per browser: as many browsers as pages at once, like ShopFleet's.
+        pool = BrowserPool(plugins=[PlaywrightBrowserPlugin(
+            browser_launch_options={**launch, "headless": True},
+            use_incognito_pages=bool(job["incognito"]), max_open_pages_per_browser=1)])
+    else:
+        pool = BrowserPool.with_default_plugin(
+            headless=True, browser_launch_options=launch,
+            use_incognito_pages=bool(job["incognito"]))
     marks: dict[str, float] = {}
 
     @pool.post_launch_hook
@@ -286,144 +415,218 @@ async def crawlee_child(job: dict[str, Any]) -> dict[str, Any]:
 
 
 Results = dict[tuple[str, int], list[float]]
-"""(configuration, browsers) -> tasks/min of each repetition."""
+"""(subject, concurrency) -> tasks/min of each repetition."""
+
+SF_SUBJECTS = {
+    "shopfleet": "c browsers x 1 context, prewarm_contexts off",
+    "shopfleet+prewarm": "c browsers x 1 context, prewarm_contexts on",
+    "shopfleet_1browser": "1 browser x c contexts (contexts_per_browser=c), prewarm on",
+}
+CRAWLEE_SUBJECTS = {
+    "crawlee_fresh": "1 browser x c pages, fresh context per page (use_incognito_pages)",
+    "crawlee_shared": "1 browser x c pages, one shared context (its default)",
+    "crawlee_per_browser": "c browsers x 1 page (max_open_pages_per_browser=1), fresh "
+                           "context per page",
+}
+SF_DURABILITY = ("claim+ack FULL commits; checkpoints (background, last skipped before the "
+                 "ack); session saved encrypted+fsync when changed; fresh context per task "
+                 "with the shop's saved session")
+CRAWLEE_DURABILITY = "none: in-memory queue and dataset; session cookie added per page"
 
 
-def _median(values: list[float]) -> float:
-    return float(statistics.median(values))
+@dataclass
+class Collected:
+    rates: Results = field(default_factory=dict)
+    warm_lat: dict[tuple[str, int], list[float]] = field(default_factory=dict)
+    phases: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    lag_ms: dict[str, list[float]] = field(default_factory=dict)
+    memory: dict[str, list[SfRun]] = field(default_factory=dict)
 
 
-def _ms(values: list[float]) -> tuple[float, float]:
-    p50, p90 = percentiles(values, [50, 90])
-    return p50 * 1000, p90 * 1000
-
-
-async def shopfleet_part(site: SiteProcess, home: Path, sizes: Sizes, browsers: int, rep: int,
-                         out: Results, warm_lat: dict[int, list[float]]) -> None:
+async def shopfleet_one(site: SiteProcess, home: Path, sizes: Sizes, subject: str, c: int,
+                        rep: int, out: Collected) -> None:
     items = work(site.shops(), sizes.pages)
-    for prewarm in (False, True):
-        tag = f"r{rep}-b{browsers}-{'pre' if prewarm else 'plain'}"
-        r = await sf_run(site, home, tag, items, browsers=browsers, warm=browsers,
-                         prewarm=prewarm)
-        rate = r.done * 60 / r.seconds
-        key = "shopfleet+prewarm" if prewarm else "shopfleet"
-        out.setdefault((key, browsers), []).append(rate)
-        if not prewarm:
-            warm_lat.setdefault(browsers, []).extend(r.start_latency_s)
-        note(f"shopfleet {browsers} browsers prewarm={prewarm}: {r.done} done "
-             f"({r.failed} failed, {r.verified} verified) in {r.seconds:.1f}s = "
-             f"{rate:.0f}/min")
-        emit(BENCH, "shopfleet", "tasks_per_min", rate, "1/min", browsers=browsers,
-             slots=browsers, shops=9, pages=sizes.pages, prewarm_contexts=prewarm,
-             warm=browsers, done=r.done, failed=r.failed, verified=r.verified,
-             seconds=round(r.seconds, 2), rep=rep, flow=FLOW)
-        p50, p90 = _ms(r.start_latency_s)
-        emit(BENCH, "shopfleet", "claim_to_first_step_p50_ms", p50, "ms", pool="warm",
-             browsers=browsers, prewarm_contexts=prewarm, p90_ms=round(p90, 1),
-             samples=len(r.start_latency_s), rep=rep)
+    browsers, contexts = (1, c) if subject == "shopfleet_1browser" else (c, 1)
+    prewarm = subject != "shopfleet"
+    measure = c == TARGET_C
+    r = await sf_run(site, home, f"r{rep}-c{c}-{subject}", items, browsers=browsers,
+                     warm=browsers, prewarm=prewarm, contexts=contexts, measure=measure)
+    rate = r.done * 60 / r.seconds
+    out.rates.setdefault((subject, c), []).append(rate)
+    out.warm_lat.setdefault((subject, c), []).extend(r.start_latency_s)
+    if measure:
+        for phase, values in r.phases.items():
+            out.phases.setdefault(subject, {}).setdefault(phase, []).extend(values)
+        out.lag_ms.setdefault(subject, []).extend(r.lag_ms)
+        out.memory.setdefault(subject, []).append(r)
+    note(f"{subject} c={c} rep {rep}: {r.done} done ({r.failed} failed, {r.verified} "
+         f"verified) in {r.seconds:.1f}s = {rate:.0f}/min")
+    emit(BENCH, subject, "tasks_per_min", rate, "1/min", concurrency=c, browsers=browsers,
+         contexts_per_browser=contexts, prewarm_contexts=prewarm, pages=sizes.pages, shops=9,
+         done=r.done, failed=r.failed, verified=r.verified, seconds=round(r.seconds, 2),
+         rep=rep, flow=FLOW, setup=SF_SUBJECTS[subject], durability=SF_DURABILITY)
 
 
-async def cold_part(site: SiteProcess, home: Path, sizes: Sizes) -> dict[int, list[float]]:
+def crawlee_one(site: SiteProcess, sizes: Sizes, subject: str, c: int, rep: int,
+                out: Collected) -> None:
+    r = crawlee_run(site.port, sizes.pages, c, incognito=subject != "crawlee_shared",
+                    per_browser=subject == "crawlee_per_browser")
+    rate = r["finished"] * 60 / r["seconds"]
+    out.rates.setdefault((subject, c), []).append(rate)
+    note(f"{subject} c={c} rep {rep}: {r['finished']} finished ({r['failed']} failed, "
+         f"{r['verified']} verified) in {r['seconds']:.1f}s = {rate:.0f}/min")
+    emit(BENCH, subject, "tasks_per_min", rate, "1/min", concurrency=c, pages=sizes.pages,
+         shops=9, finished=r["finished"], failed=r["failed"], verified=r["verified"],
+         seconds=round(r["seconds"], 2), rep=rep, version=r["version"],
+         setup=CRAWLEE_SUBJECTS[subject], durability=CRAWLEE_DURABILITY, fingerprints=False)
+
+
+def subjects_at(c: int, have_peer: bool) -> list[str]:
+    """ShopFleet and Crawlee alternating; at c = 1 the matched variants are the same runs."""
+    sf = ["shopfleet", "shopfleet+prewarm", "shopfleet_1browser"]
+    cr = ["crawlee_shared", "crawlee_fresh", "crawlee_per_browser"]
+    if c == 1:
+        sf, cr = sf[:2], cr[:2]
+    if not have_peer:
+        return sf
+    return [x for pair in zip(sf, cr, strict=True) for x in pair]
+
+
+async def cold_part(site: SiteProcess, home: Path, sizes: Sizes, out: Collected) -> None:
     shops = site.shops()
-    cold: dict[int, list[float]] = {}
     k = 0
-    for browsers in sizes.pools:
-        for rep in range(sizes.cold_reps):
-            items = [(shops[(k + j) % len(shops)], 300 + k + j) for j in range(browsers)]
-            k += browsers
-            r = await sf_run(site, home, f"cold-b{browsers}-{rep}", items, browsers=browsers,
-                             warm=0, prewarm=False)
-            cold.setdefault(browsers, []).extend(r.start_latency_s)
-    return cold
+    c = TARGET_C
+    for rep in range(sizes.cold_reps):
+        items = [(shops[(k + j) % len(shops)], 300 + k + j) for j in range(c)]
+        k += c
+        r = await sf_run(site, home, f"cold-{rep}", items, browsers=c, warm=0, prewarm=False)
+        out.warm_lat.setdefault(("cold", c), []).extend(r.start_latency_s)
 
 
-def crawlee_part(site: SiteProcess, sizes: Sizes, browsers: int, rep: int,
-                 out: Results) -> None:
-    for incognito in (True, False):
-        r = crawlee_run(site.port, sizes.pages, browsers, incognito)
-        rate = r["finished"] * 60 / r["seconds"]
-        key = "crawlee_fresh" if incognito else "crawlee_shared"
-        out.setdefault((key, browsers), []).append(rate)
-        note(f"crawlee concurrency {browsers} incognito={incognito}: {r['finished']} "
-             f"finished ({r['failed']} failed, {r['verified']} verified) in "
-             f"{r['seconds']:.1f}s = {rate:.0f}/min")
-        emit(BENCH, "crawlee", "tasks_per_min", rate, "1/min", concurrency=browsers,
-             contexts="fresh per page (use_incognito_pages=True)" if incognito
-             else "shared (default)", browsers="one (Crawlee default, 20 pages each)",
-             pages=sizes.pages, shops=9, finished=r["finished"], failed=r["failed"],
-             verified=r["verified"], seconds=round(r["seconds"], 2), rep=rep,
-             version=r["version"], login="pre-navigation hook adds the shop's "
-             "session cookie (logged in once per shop before the clock)",
-             fingerprints=False)
+def _pcts(values: list[float]) -> tuple[float, float]:
+    p50, p95 = percentiles(values, [50, 95])
+    return p50, p95
 
 
-def _target(metric: str, value: float, unit: str, target: str, met: bool | None,
-            **params: Any) -> None:
-    emit(BENCH, "shopfleet", metric, value, unit, target=target, met=met, **params)
+def report(out: Collected, sizes: Sizes, have_peer: bool, quick: bool) -> None:
+    for (subject, c), rates in sorted(out.rates.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        emit_summary(BENCH, subject, "tasks_per_min_summary", rates, "1/min", quick=quick,
+                     concurrency=c)
+    c = TARGET_C
+
+    def med(subject: str) -> float | None:
+        v = out.rates.get((subject, c))
+        return percentiles(v, [50])[0] if v else None
+
+    def target(metric: str, value: float, unit: str, rule: str, met: bool,
+               **params: Any) -> None:
+        emit(BENCH, "shopfleet", metric, value, unit, target=rule,
+             met=None if quick else met, indicative=quick, concurrency=c, **params)
+
+    sf, pre, one = med("shopfleet"), med("shopfleet+prewarm"), med("shopfleet_1browser")
+    if have_peer:
+        for peer in CRAWLEE_SUBJECTS:
+            p = med(peer)
+            if p is None:
+                continue
+            for subject, v in (("shopfleet", sf), ("shopfleet+prewarm", pre),
+                               ("shopfleet_1browser", one)):
+                if v is None:
+                    continue
+                rule = ">= 1.0" if peer == "crawlee_shared" else "none (reported)"
+                emit(BENCH, subject, f"ratio_vs_{peer}", v / p, "x", concurrency=c,
+                     target=rule, met=None if quick or peer != "crawlee_shared" else v >= p,
+                     indicative=quick, note="medians of interleaved repetitions")
+    if sf and pre:
+        target("ratio_prewarm_vs_plain", pre / sf, "x", ">= 1.0 (never slower)", pre >= sf)
+    cold = out.warm_lat.get(("cold", c))
+    for subject in SF_SUBJECTS:
+        warm = out.warm_lat.get((subject, c))
+        if not warm:
+            continue
+        w50, w95 = _pcts(warm)
+        emit(BENCH, subject, "claim_to_first_step_ms", w50 * 1000, "ms", pool="warm",
+             concurrency=c, p95_ms=round(w95 * 1000, 1), samples=len(warm))
+        if cold:
+            c50 = percentiles(cold, [50])[0]
+            target("warm_vs_cold_start_p50", w50 / c50, "x", "<= 0.33 and warm < 100 ms",
+                   w50 <= 0.33 * c50 and w50 < 0.1, subject=subject,
+                   warm_p50_ms=round(w50 * 1000, 1), cold_p50_ms=round(c50 * 1000, 1),
+                   warm_samples=len(warm), cold_samples=len(cold))
+    if cold:
+        c50, c95 = _pcts(cold)
+        emit(BENCH, "shopfleet", "claim_to_first_step_ms", c50 * 1000, "ms", pool="cold",
+             concurrency=c, p95_ms=round(c95 * 1000, 1), samples=len(cold))
+    for subject, phases in out.phases.items():
+        for phase, values in sorted(phases.items()):
+            p50, p95 = _pcts(values)
+            emit(BENCH, subject, "phase_ms", p50 * 1000, "ms", phase=phase,
+                 p95_ms=round(p95 * 1000, 2), n=len(values), concurrency=c,
+                 on_task_path=phase not in ("session_read", "session_save", "close"))
+    for subject, lag in out.lag_ms.items():
+        if lag:
+            p50, p99 = percentiles(lag, [50, 99])
+            emit(BENCH, subject, "loop_lag_ms", p99, "ms", stat="p99", p50_ms=round(p50, 2),
+                 max_ms=round(max(lag), 2), samples=len(lag), concurrency=c)
+    for subject, runs in out.memory.items():
+        per_browser = [r.idle_tree["pss_mb"] / r.idle_tree["browsers"] for r in runs
+                       if r.idle_tree.get("browsers")]
+        per_ctx = [(r.peak["pss_mb"] - r.idle_tree["pss_mb"]) / r.peak["contexts"]
+                   for r in runs if r.peak.get("contexts") and r.idle_tree.get("browsers")]
+        if per_browser:
+            emit_summary(BENCH, subject, "chromium_pss_per_browser_mb", per_browser, "MiB",
+                         quick=quick, note="idle browser's process tree (with its spare "
+                         "context when prewarm is on)",
+                         rss_mb=round(runs[0].idle_tree["rss_mb"]
+                                      / max(1, runs[0].idle_tree["browsers"]), 1))
+        if per_ctx:
+            emit_summary(BENCH, subject, "chromium_pss_per_context_mb", per_ctx, "MiB",
+                         quick=quick, note="(tree at the most contexts alive - idle tree) / "
+                         "contexts alive", contexts=runs[0].peak.get("contexts"))
 
 
-def report_targets(out: Results, warm: dict[int, list[float]], cold: dict[int, list[float]],
-                   sizes: Sizes, have_peer: bool) -> None:
-    for browsers in sizes.pools:
-        sf = _median(out[("shopfleet", browsers)])
-        pre = _median(out[("shopfleet+prewarm", browsers)])
-        if have_peer:
-            fresh = _median(out[("crawlee_fresh", browsers)])
-            shared = _median(out[("crawlee_shared", browsers)])
-            for variant, value in (("off", sf), ("on", pre)):
-                _target("ratio_vs_crawlee_fresh", value / fresh, "x", ">= 1", value >= fresh,
-                        browsers=browsers, prewarm_contexts=variant, reps=len(
-                            out[("shopfleet", browsers)]))
-                _target("ratio_vs_crawlee_shared", value / shared, "x", "none (reported)",
-                        None, browsers=browsers, prewarm_contexts=variant)
-        _target("ratio_prewarm_vs_plain", pre / sf, "x", "none (reported)", None,
-                browsers=browsers,
-                note="what pool.prewarm_contexts = true (a spare context per browser, made "
-                     "while the current task runs) buys")
-        if browsers in cold and browsers in warm:
-            w50 = percentiles(warm[browsers], [50])[0]
-            c50 = percentiles(cold[browsers], [50])[0]
-            emit(BENCH, "shopfleet", "claim_to_first_step_p50_ms", c50 * 1000, "ms",
-                 pool="cold", browsers=browsers, samples=len(cold[browsers]),
-                 p90_ms=round(percentiles(cold[browsers], [90])[0] * 1000, 1))
-            _target("warm_vs_cold_start_p50", w50 / c50, "x", "<= 0.333", w50 * 3 <= c50,
-                    browsers=browsers, warm_p50_ms=round(w50 * 1000, 1),
-                    cold_p50_ms=round(c50 * 1000, 1), warm_samples=len(warm[browsers]),
-                    cold_samples=len(cold[browsers]))
-
-
-async def main_async(sizes: Sizes, repeat: int, parent: str | None) -> None:
+async def main_async(sizes: Sizes, parent: str | None, quick: bool) -> None:
     have_peer = crawlee_available()
     if not have_peer:
         note("crawlee is not installed (pip install 'crawlee[playwright]'): peer skipped")
+    emit_machine(BENCH, parent)
     site = SiteProcess()
     note(f"demo site on 127.0.0.1:{site.port} (own process)")
-    out: Results = {}
-    warm: dict[int, list[float]] = {}
+    out = Collected()
     try:
         with temp_dir("shopfleet-bench-pool-", parent) as home:
             # Every shop logs in once (sessions saved in home/sessions) before any clock.
-            shops = site.shops()
-            login = [(s, 500 - i) for i, s in enumerate(shops)]
+            login = [(s, 500 - i) for i, s in enumerate(site.shops())]
             r = await sf_run(site, home, "login", login, browsers=2, warm=2, prewarm=False)
             note(f"login pass: {r.done} done, {r.failed} failed")
-            # Per pool size, ShopFleet and then Crawlee, back to back: on a shared machine the
-            # load drifts, and neighbours in time see the same load.
-            for rep in range(repeat):
-                for browsers in sizes.pools:
-                    await shopfleet_part(site, home, sizes, browsers, rep, out, warm)
-                    if have_peer:
-                        await asyncio.to_thread(crawlee_part, site, sizes, browsers, rep, out)
-            cold = await cold_part(site, home, sizes)
+            # Repetition by repetition, every subject of a concurrency back to back, ShopFleet
+            # and Crawlee alternating: on a shared machine the load drifts, and neighbours in
+            # time see the same load.
+            for rep in range(max(sizes.reps, sizes.reps_other)):
+                for c in sizes.pools:
+                    if rep >= (sizes.reps if c == TARGET_C else sizes.reps_other):
+                        continue
+                    order = subjects_at(c, have_peer)
+                    if rep % 2:
+                        order = order[::-1]
+                    for subject in order:
+                        if subject in SF_SUBJECTS:
+                            await shopfleet_one(site, home, sizes, subject, c, rep, out)
+                        else:
+                            await asyncio.to_thread(crawlee_one, site, sizes, subject, c,
+                                                    rep, out)
+            await cold_part(site, home, sizes, out)
     finally:
         site.close()
-    report_targets(out, warm, cold, sizes, have_peer)
+    report(out, sizes, have_peer, quick)
+    emit_machine(BENCH, parent)
 
 
 def main() -> None:
     parser = arg_parser(__doc__.splitlines()[0] if __doc__ else "browser pool benchmark")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="run every configuration R times (interleaved); targets use medians")
+    parser.add_argument("--reps-other", type=int, default=None,
+                        help="repetitions at concurrencies other than 2 (default 1)")
+    parser.add_argument("--pages", type=int, default=None, help="tasks per timed run")
     parser.add_argument("--crawlee-child", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.crawlee_child:
@@ -431,8 +634,12 @@ def main() -> None:
         print(json.dumps(result), flush=True)
         return
     sizes = QUICK_SIZES if args.quick else FULL_SIZES
-    note(f"browser_pool: sizes {sizes}, repeat {args.repeat}")
-    asyncio.run(main_async(sizes, max(1, args.repeat), args.dir))
+    if args.reps_other is not None:
+        sizes = Sizes(sizes.pages, sizes.pools, sizes.reps, args.reps_other, sizes.cold_reps)
+    if args.pages is not None:
+        sizes = Sizes(args.pages, sizes.pools, sizes.reps, sizes.reps_other, sizes.cold_reps)
+    note(f"browser_pool: sizes {sizes}")
+    asyncio.run(main_async(sizes, args.dir, args.quick))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+ContextOptions = Any
+"""What a context is made with (a shop's profile: locale, proxy, ...): any value compared with
+``==``; equal options make interchangeable contexts, so a spare context made ahead is handed
+only to a task with equal options. A Playwright browser passes ``options.playwright_kwargs()``
+(when it has one) to ``new_context``; None means the browser's defaults."""
+
 
 class ContextHandle(Protocol):
     """One browser context, as the pool needs it."""
@@ -48,7 +54,10 @@ class BrowserHandle(Protocol):
         """Call ``callback`` (once, on the event loop) when the browser goes away."""
         ...
 
-    async def new_context(self, storage_state: dict[str, Any] | None) -> ContextHandle: ...
+    async def new_context(self, storage_state: dict[str, Any] | None,
+                          options: ContextOptions | None = None) -> ContextHandle:
+        """A fresh context with ``storage_state``, made with ``options`` (None: defaults)."""
+        ...
 
     async def close(self) -> None:
         """Close politely (may hang: the pool times it out)."""

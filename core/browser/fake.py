@@ -73,6 +73,8 @@ class FakeContext:
         self.cookies: list[dict[str, Any]] = list(state.get("cookies", []))
         self.origins: list[dict[str, Any]] = list(state.get("origins", []))
         self.created_with_state = storage_state is not None
+        self.options: Any = None
+        """What the context was made with (tests check a spare never crosses options)."""
         self.pages: list[Any] = []
         self.closed = False
         self._page_factory = page_factory
@@ -145,7 +147,8 @@ class FakeBrowser:
     def on_disconnect(self, callback: Callable[[], None]) -> None:
         self._on_disconnect.append(callback)
 
-    async def new_context(self, storage_state: dict[str, Any] | None) -> FakeContext:
+    async def new_context(self, storage_state: dict[str, Any] | None,
+                          options: Any = None) -> FakeContext:
         if not self.connected:
             raise FakeBrowserError("Browser has been closed")
         if self.launcher.context_delay_s:
@@ -153,6 +156,7 @@ class FakeBrowser:
             if not self.connected:
                 raise FakeBrowserError("Browser has been closed")
         ctx = FakeContext(self, storage_state, self.launcher.page_factory)
+        ctx.options = options
         self.contexts.append(ctx)
         self.contexts_made += 1
         self.launcher.live_contexts += 1

@@ -202,8 +202,10 @@ class PlaywrightBrowser:
     def on_disconnect(self, callback: Callable[[], None]) -> None:
         self._browser.on("disconnected", lambda _b: callback())
 
-    async def new_context(self, storage_state: dict[str, Any] | None) -> PlaywrightContext:
-        ctx = await self._browser.new_context(storage_state=storage_state)
+    async def new_context(self, storage_state: dict[str, Any] | None,
+                          options: Any = None) -> PlaywrightContext:
+        kwargs = options.playwright_kwargs() if hasattr(options, "playwright_kwargs") else {}
+        ctx = await self._browser.new_context(storage_state=storage_state, **kwargs)
         return PlaywrightContext(ctx)
 
     async def close(self) -> None:

@@ -49,20 +49,46 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Self
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import BrowserSettings, PoolSettings
 from ..errors import BrowserCrashed, Refused, ShopFleetError
-from .base import BrowserHandle, ContextHandle, Launcher
+from .base import BrowserHandle, ContextHandle, ContextOptions, Launcher
 from .playwright import PlaywrightLauncher
 from .sessions import SessionStore
 
 log = logging.getLogger(__name__)
+
+PhaseTimer = Callable[[str, float], None]
+"""Told ``(phase, seconds)`` for each phase of a task's context: ``session_load``,
+``acquire``, ``context``, ``page``, ``session_apply`` on the task's path; ``session_read``,
+``session_save`` and ``close`` after it, in the background (benchmarks' per-phase breakdown)."""
+
+
+def _canonical(state: dict[str, Any] | None) -> str:
+    """A storage state as one comparable string: the same cookies and local storage give the
+    same string whatever order the browser lists them in."""
+    if not state:
+        return "{}"
+    cookies = sorted((c for c in state.get("cookies") or []),
+                     key=lambda c: (str(c.get("domain")), str(c.get("path")),
+                                    str(c.get("name"))))
+    origins = sorted(
+        ({"origin": o.get("origin"),
+          "localStorage": sorted(o.get("localStorage") or [],
+                                 key=lambda i: str(i.get("name")))}
+         for o in state.get("origins") or [] if o.get("localStorage")),
+        key=lambda o: str(o["origin"]))
+    return json.dumps({"cookies": cookies, "origins": origins}, sort_keys=True,
+                      separators=(",", ":"), default=str)
+
 
 _LAUNCH_WAIT_S = 30.0
 """How long close() lets a browser that is starting finish starting (Playwright's own launch
@@ -75,7 +101,8 @@ class PoolStats:
 
     Attributes:
         browsers_alive: browsers running now (including ones draining before retirement).
-        contexts_alive: contexts open now (task contexts and spares).
+        contexts_alive: contexts open now for running tasks, and spares (a finished task's
+            context being closed in the background is no longer counted).
         launched: browsers started since the pool opened.
         retired: browsers closed on purpose (task count, idle, wedged).
         crashed: browsers that went away on their own.
@@ -101,12 +128,26 @@ class _Browser:
     closing: bool = False
     dead: bool = False
     task_contexts: set[TaskContext] = field(default_factory=set)
-    spare: tuple[ContextHandle, Any] | None = None
+    spare: _Spare | None = None
     spare_task: asyncio.Task[None] | None = None
+    spare_options: ContextOptions | None = None
+    """What the next spare is made with: the options of the last task opened here."""
+    finishing: int = 0
+    """Of ``open``: finished tasks' contexts being saved and closed in the background."""
 
     @property
     def usable(self) -> bool:
         return not (self.retiring or self.closing or self.dead)
+
+
+@dataclass(eq=False)
+class _Spare:
+    """A context made ahead of a task, its page, and the options it was made with: it is
+    handed only to a task whose options are equal."""
+
+    handle: ContextHandle
+    page: Any
+    options: ContextOptions | None
 
 
 class TaskContext:
@@ -119,13 +160,21 @@ class TaskContext:
         browser_id: which pool browser it runs in (for logs and events).
     """
 
-    def __init__(self, shop: str, handle: ContextHandle, page: Any, browser_id: int) -> None:
+    def __init__(self, shop: str, handle: ContextHandle, page: Any, browser_id: int,
+                 options: ContextOptions | None = None) -> None:
         self.shop = shop
+        self.options = options
+        """What the context was made with (None: the browser's defaults)."""
         self.page = page
         self.context = handle.native
         self.browser_id = browser_id
         self._handle = handle
         self.crash_reason: str | None = None
+        self.loaded = "{}"
+        """The session it was given (canonical form): saved back only when it changed."""
+        self.timer: PhaseTimer | None = None
+        self.finished = False
+        """The task is over; its session is being saved and the context closed."""
 
     def _mark_crashed(self, reason: str) -> None:
         if self.crash_reason is None:
@@ -179,6 +228,8 @@ class BrowserPool:
         self._crashed = 0
         self._served = 0
         self._spares_alive = 0
+        self._session_saves: dict[str, asyncio.Future[None]] = {}
+        """Per shop, the session save in flight: the shop's next task loads after it."""
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -264,10 +315,20 @@ class BrowserPool:
     # ----------------------------------------------------------------- tasks
 
     @contextlib.asynccontextmanager
-    async def task_context(self, shop: str) -> AsyncIterator[TaskContext]:
+    async def task_context(self, shop: str, options: ContextOptions | None = None, *,
+                           timer: PhaseTimer | None = None) -> AsyncIterator[TaskContext]:
         """A fresh context and page for one task of ``shop``, with its saved session.
 
-        On exit, whatever happened, the session is saved back and the context closed.
+        On exit, whatever happened, the session is saved back (only when it changed) and the
+        context closed — both in the background, off the task's path: the shop's next task
+        loads its session only after that save, and the context keeps its place in the
+        browser until it is closed (the cap holds).
+
+        Args:
+            shop: whose session the context gets.
+            options: what the context is made with (the shop's profile; None: defaults); a
+                spare context is used only when it was made with equal options.
+            timer: told ``(phase, seconds)`` of each phase (see :data:`PhaseTimer`).
 
         Raises:
             BrowserCrashed: the browser or the page's renderer died while the task held it
@@ -277,10 +338,17 @@ class BrowserPool:
         """
         if not self._started or self._closing:
             raise Refused("the browser pool is not running")
-        state = await self._sessions.load(shop) if self._sessions else None
-        browser = await self._acquire()
+        clock = time.perf_counter
+        t0 = clock()
+        state = await self._load_session(shop)
+        t1 = clock()
+        browser = await self._acquire(options)
+        t2 = clock()
+        if timer is not None:
+            timer("session_load", t1 - t0)
+            timer("acquire", t2 - t1)
         try:
-            tc = await self._open(browser, shop, state)
+            tc = await self._open(browser, shop, state, options, timer)
         except BaseException:
             browser.open -= 1
             self._after_release(browser)
@@ -289,26 +357,37 @@ class BrowserPool:
             yield tc
         except Exception as exc:
             reason = self._crash_reason(browser, tc)
-            await self._finish_shielded(browser, tc)
+            self._finish_later(browser, tc)
             if reason is not None:
                 raise BrowserCrashed(f"{reason} during the task of shop {shop!r}") from exc
             raise
         except BaseException:
-            await self._finish_shielded(browser, tc)
+            self._finish_later(browser, tc)
             raise
         reason = self._crash_reason(browser, tc)
-        await self._finish_shielded(browser, tc)
+        self._finish_later(browser, tc)
         if reason is not None:
             # The task's own code returned, but the browser went away under it: what it did
             # cannot be trusted to have reached the site.
             raise BrowserCrashed(f"{reason} during the task of shop {shop!r}")
+
+    async def _load_session(self, shop: str) -> dict[str, Any] | None:
+        """The shop's saved session, read after its previous task's save (if in flight)."""
+        if self._sessions is None:
+            return None
+        pending = self._session_saves.get(shop)
+        if pending is not None and not pending.done():
+            # Never raises: _finish logs its own failures.
+            await asyncio.shield(pending)
+        return await self._sessions.load(shop)
 
     def stats(self) -> PoolStats:
         """A snapshot of browsers, contexts and counters."""
         alive = [b for b in self._browsers if not b.dead]
         return PoolStats(
             browsers_alive=len(alive),
-            contexts_alive=sum(len(b.task_contexts) for b in alive) + self._spares_alive,
+            contexts_alive=sum(1 for b in alive for tc in b.task_contexts if not tc.finished)
+            + self._spares_alive,
             launched=self._launched,
             retired=self._retired,
             crashed=self._crashed,
@@ -381,15 +460,21 @@ class BrowserPool:
     def _alive(self) -> list[_Browser]:
         return [b for b in self._browsers if not b.dead]
 
-    async def _acquire(self) -> _Browser:
+    async def _acquire(self, options: ContextOptions | None = None) -> _Browser:
         while True:
             if self._closing:
                 raise Refused("the browser pool is closing")
-            usable = [b for b in self._browsers
-                      if b.usable and b.open < self.contexts_per_browser]
+            # A finished task's context closing in the background still holds its place,
+            # unless a spare made for these options is ready: taking it makes no context.
+            usable = [b for b in self._browsers if b.usable and (
+                b.open < self.contexts_per_browser
+                or (b.open - b.finishing < self.contexts_per_browser
+                    and self._spare_fits(b, options)))]
             if usable:
-                # Fewest open contexts first (spread the load); then one with a spare ready.
-                b = min(usable, key=lambda x: (x.open, x.spare is None, x.id))
+                # Fewest open contexts first (spread the load); then one with a spare ready
+                # for these options.
+                b = min(usable, key=lambda x: (x.open - x.finishing,
+                                               not self._spare_fits(x, options), x.id))
                 b.open += 1
                 self._count_task(b)
                 return b
@@ -404,25 +489,41 @@ class BrowserPool:
                 with contextlib.suppress(ValueError):
                     self._waiters.remove(fut)
 
-    async def _open(self, b: _Browser, shop: str, state: dict[str, Any] | None) -> TaskContext:
+    @staticmethod
+    def _spare_fits(b: _Browser, options: ContextOptions | None) -> bool:
+        return b.spare is not None and b.spare.options == options
+
+    async def _open(self, b: _Browser, shop: str, state: dict[str, Any] | None,
+                    options: ContextOptions | None, timer: PhaseTimer | None) -> TaskContext:
         timeout = self._cfg.step_timeout_s
+        clock = time.perf_counter
         try:
-            spare = self._take_spare(b)
+            # A spare made with other options (another shop's profile) is never used: the
+            # task would run with the wrong proxy, locale or user agent.
+            spare = self._take_spare(b) if self._spare_fits(b, options) else None
             if spare is not None:
-                handle, page = spare
+                handle, page = spare.handle, spare.page
+                t0 = clock()
                 try:
                     if state:
                         await asyncio.wait_for(handle.apply_storage_state(state, page), timeout)
                 except BaseException:
                     self._spawn(self._close_context(b, handle), "pool-close-spare")
                     raise
+                if timer is not None:
+                    timer("session_apply", clock() - t0)
             else:
-                handle = await asyncio.wait_for(b.handle.new_context(state), timeout)
+                t0 = clock()
+                handle = await asyncio.wait_for(b.handle.new_context(state, options), timeout)
+                t1 = clock()
                 try:
                     page = await asyncio.wait_for(handle.new_page(), timeout)
                 except BaseException:
                     self._spawn(self._close_context(b, handle), "pool-close-context")
                     raise
+                if timer is not None:
+                    timer("context", t1 - t0)
+                    timer("page", clock() - t1)
         except TimeoutError:
             self._retire_soon(b, "wedged: a context took too long to open")
             raise BrowserCrashed(
@@ -435,38 +536,74 @@ class BrowserPool:
                     f"the browser closed unexpectedly while opening a context: {exc}") from exc
             self._retire_soon(b, f"could not open a context: {exc}")
             raise BrowserCrashed(f"browser {b.id} could not open a context: {exc}") from exc
-        tc = TaskContext(shop, handle, page, b.id)
+        tc = TaskContext(shop, handle, page, b.id, options)
+        tc.loaded = _canonical(state)
+        tc.timer = timer
         page.on("crash", lambda *_: tc._mark_crashed("the page's renderer crashed"))
         b.task_contexts.add(tc)
         # Prepare the next task's context now, while this task runs: made after the release
-        # instead, it is never ready when a busy queue hands out the next task at once.
+        # instead, it is never ready when a busy queue hands out the next task at once. It
+        # is made with this task's options (the likeliest options of this browser's next).
+        b.spare_options = options
         self._prepare_spare(b)
         if b.dead:
             tc._mark_crashed("the browser closed unexpectedly (crashed or was killed)")
         return tc
 
-    async def _finish_shielded(self, b: _Browser, tc: TaskContext) -> None:
-        # Saving the session and closing the context must happen even when the task is
-        # cancelled (preempted); if it is, the finish goes on in the background.
-        await asyncio.shield(self._spawn(self._finish(b, tc), "pool-finish"))
+    def _finish_later(self, b: _Browser, tc: TaskContext) -> None:
+        """Save the session and close the context in the background (also when the task is
+        cancelled, e.g. preempted): the task's attempt ends without waiting for either."""
+        self._served += 1  # the task is over; what follows is the pool's housekeeping
+        tc.finished = True
+        b.finishing += 1
+        saved: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self._sessions is not None:
+            # The shop's next task loads its session once this one's is saved (not closed).
+            self._session_saves[tc.shop] = saved
 
-    async def _finish(self, b: _Browser, tc: TaskContext) -> None:
+            def forget(f: asyncio.Future[None], shop: str = tc.shop) -> None:
+                if self._session_saves.get(shop) is f:
+                    del self._session_saves[shop]
+
+            saved.add_done_callback(forget)
+        self._spawn(self._finish(b, tc, saved), "pool-finish")
+        self._wake()  # a task waiting for a browser with a spare may go now
+
+    async def _finish(self, b: _Browser, tc: TaskContext, saved: asyncio.Future[None]) -> None:
         t = self._cfg.close_timeout_s
+        clock = time.perf_counter
+        timer = tc.timer
         try:
             if self._sessions is not None and self._crash_reason(b, tc) is None:
                 try:
+                    t0 = clock()
                     state = await asyncio.wait_for(tc._handle.storage_state(), t)
-                    await self._sessions.save(tc.shop, state)
+                    t1 = clock()
+                    if timer is not None:
+                        timer("session_read", t1 - t0)
+                    # Saved only when it changed: an unchanged session costs no encryption
+                    # and no disk sync.
+                    if _canonical(state) != tc.loaded:
+                        await self._sessions.save(tc.shop, state)
+                        if timer is not None:
+                            timer("session_save", clock() - t1)
                 except Exception as exc:
                     log.warning("session of shop %r was not saved: %s", tc.shop, exc)
+            if not saved.done():
+                saved.set_result(None)
+            t0 = clock()
             closed = b.dead or await self._timed(
                 tc._handle.close(), t, f"closing a context of browser {b.id}")
+            if timer is not None:
+                timer("close", clock() - t0)
             if not closed and not b.dead and b.handle.is_connected():
                 self._retire_soon(b, "wedged: a context did not close")
         finally:
+            if not saved.done():
+                saved.set_result(None)
             b.task_contexts.discard(tc)
+            b.finishing -= 1
             b.open -= 1
-            self._served += 1
             self._after_release(b)
 
     def _after_release(self, b: _Browser) -> None:
@@ -481,18 +618,28 @@ class BrowserPool:
         self._wake()
 
     def _prepare_spare(self, b: _Browser) -> None:
-        if self.prewarm_contexts and b.usable and b.spare is None and b.spare_task is None:
-            b.spare_task = self._spawn(self._make_spare(b), "pool-spare")
+        if not (self.prewarm_contexts and b.usable and b.spare_task is None):
+            return
+        if b.spare is not None:
+            if b.spare.options == b.spare_options:
+                return
+            # Made for other options than this browser's tasks now use: replace it.
+            stale = self._take_spare(b)
+            assert stale is not None
+            self._spawn(self._close_context(b, stale.handle), "pool-close-spare")
+        b.spare_task = self._spawn(self._make_spare(b), "pool-spare")
 
-    def _take_spare(self, b: _Browser) -> tuple[ContextHandle, Any] | None:
+    def _take_spare(self, b: _Browser) -> _Spare | None:
         spare, b.spare = b.spare, None
         if spare is not None:
             self._spares_alive -= 1
         return spare
 
     async def _make_spare(self, b: _Browser) -> None:
+        options = b.spare_options
         try:
-            handle = await asyncio.wait_for(b.handle.new_context(None), self._cfg.step_timeout_s)
+            handle = await asyncio.wait_for(b.handle.new_context(None, options),
+                                            self._cfg.step_timeout_s)
             try:
                 page = await asyncio.wait_for(handle.new_page(), self._cfg.step_timeout_s)
             except BaseException:
@@ -504,10 +651,13 @@ class BrowserPool:
         finally:
             b.spare_task = None
         if b.usable and b.spare is None:
-            b.spare = (handle, page)
+            b.spare = _Spare(handle, page, options)
             self._spares_alive += 1
+            self._wake()  # a task waiting for a browser whose last context is closing
         else:
             await self._close_context(b, handle)
+        if b.usable and b.spare is not None and b.spare.options != b.spare_options:
+            self._prepare_spare(b)  # the browser's tasks changed options meanwhile
 
     async def _close_context(self, b: _Browser, handle: ContextHandle) -> None:
         if not b.dead:
@@ -570,7 +720,7 @@ class BrowserPool:
         contexts = [tc._handle for tc in b.task_contexts]
         spare = self._take_spare(b)
         if spare is not None:
-            contexts.append(spare[0])
+            contexts.append(spare.handle)
         ok = True
         if not b.dead:
             results = await asyncio.gather(
