@@ -171,10 +171,13 @@ class StartTimes:
         return [self.first_step[t] - c for t, c in self.claimed.items() if t in self.first_step]
 
 
-def instrument(engine: Engine, phases: dict[str, list[float]]) -> None:
-    """Phase timing: the executor's and pool's hook, and the claim and ack store calls."""
-    def record(_task: int, phase: str, seconds: float) -> None:
+def instrument(engine: Engine, phases: dict[str, list[float]],
+               stamps: dict[tuple[int, str], tuple[float, float]]) -> None:
+    """Phase timing: the executor's and pool's hook, and the claim and ack store calls;
+    ``stamps`` keeps (end, seconds) of each task's first record of a phase."""
+    def record(task: int, phase: str, seconds: float) -> None:
         phases.setdefault(phase, []).append(seconds)
+        stamps.setdefault((task, phase), (time.perf_counter(), seconds))
 
     engine.executor.phase_timer = record  # type: ignore[attr-defined]
     astore = engine.astore
@@ -256,8 +259,9 @@ async def sf_run(site: SiteProcess, home: Path, tag: str, items: list[tuple[Demo
         engine = build_engine(settings, store, home=home, slots=browsers * contexts)
         times = StartTimes()
         engine.bus.subscribe(times)
+        stamps: dict[tuple[int, str], tuple[float, float]] = {}
         if measure:
-            instrument(engine, run.phases)
+            instrument(engine, run.phases, stamps)
         specs = [TaskSpec.model_validate({"type": FLOW, "shop": shop.name, "flow": FLOW,
                                           "params": {"page": page}}) for shop, page in items]
         ids = await engine.submit(specs)
@@ -287,6 +291,17 @@ async def sf_run(site: SiteProcess, home: Path, tag: str, items: list[tuple[Demo
         await asyncio.to_thread(store.close)
     run.done, run.failed = counts.get("done", 0), counts.get("failed", 0)
     run.start_latency_s = times.latencies()
+    for tid, claimed in times.claimed.items():  # where claim -> first step goes
+        load, ready = stamps.get((tid, "session_load")), (
+            stamps.get((tid, "session_apply")) or stamps.get((tid, "page")))
+        first = times.first_step.get(tid)
+        if load is None or ready is None or first is None:
+            continue
+        entered = load[0] - load[1]
+        for part, v in (("claimed_to_executor", entered - claimed),
+                        ("executor_to_context_ready", ready[0] - entered),
+                        ("context_ready_to_first_step", first - ready[0])):
+            run.phases.setdefault(f"start:{part}", []).append(v)
     return run
 
 
@@ -481,15 +496,18 @@ def crawlee_one(site: SiteProcess, sizes: Sizes, subject: str, c: int, rep: int,
          setup=CRAWLEE_SUBJECTS[subject], durability=CRAWLEE_DURABILITY, fingerprints=False)
 
 
+ONLY: set[str] = set()
+"""``--subjects``: run only these (a developer's look at one subject; no peer ratios then)."""
+
+
 def subjects_at(c: int, have_peer: bool) -> list[str]:
     """ShopFleet and Crawlee alternating; at c = 1 the matched variants are the same runs."""
     sf = ["shopfleet", "shopfleet+prewarm", "shopfleet_1browser"]
     cr = ["crawlee_shared", "crawlee_fresh", "crawlee_per_browser"]
     if c == 1:
         sf, cr = sf[:2], cr[:2]
-    if not have_peer:
-        return sf
-    return [x for pair in zip(sf, cr, strict=True) for x in pair]
+    order = [x for pair in zip(sf, cr, strict=True) for x in pair] if have_peer else sf
+    return [x for x in order if not ONLY or x in ONLY]
 
 
 async def cold_part(site: SiteProcess, home: Path, sizes: Sizes, out: Collected) -> None:
@@ -550,7 +568,7 @@ def report(out: Collected, sizes: Sizes, have_peer: bool, quick: bool) -> None:
         if cold:
             c50 = percentiles(cold, [50])[0]
             target("warm_vs_cold_start_p50", w50 / c50, "x", "<= 0.33 and warm < 100 ms",
-                   w50 <= 0.33 * c50 and w50 < 0.1, subject=subject,
+                   w50 <= 0.33 * c50 and w50 < 0.1, variant=subject,
                    warm_p50_ms=round(w50 * 1000, 1), cold_p50_ms=round(c50 * 1000, 1),
                    warm_samples=len(warm), cold_samples=len(cold))
     if cold:
@@ -562,7 +580,9 @@ def report(out: Collected, sizes: Sizes, have_peer: bool, quick: bool) -> None:
             p50, p95 = _pcts(values)
             emit(BENCH, subject, "phase_ms", p50 * 1000, "ms", phase=phase,
                  p95_ms=round(p95 * 1000, 2), n=len(values), concurrency=c,
-                 on_task_path=phase not in ("session_read", "session_save", "close"))
+                 on_task_path=phase not in ("session_read", "session_save", "close"),
+                 note="start:* split claim -> first step" if phase.startswith("start:")
+                 else "")
     for subject, lag in out.lag_ms.items():
         if lag:
             p50, p99 = percentiles(lag, [50, 99])
@@ -627,8 +647,11 @@ def main() -> None:
     parser.add_argument("--reps-other", type=int, default=None,
                         help="repetitions at concurrencies other than 2 (default 1)")
     parser.add_argument("--pages", type=int, default=None, help="tasks per timed run")
+    parser.add_argument("--subjects", default="",
+                        help="comma-separated subjects to run (default: all)")
     parser.add_argument("--crawlee-child", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    ONLY.update(x for x in args.subjects.split(",") if x)
     if args.crawlee_child:
         result = asyncio.run(crawlee_child(json.loads(args.crawlee_child)))
         print(json.dumps(result), flush=True)

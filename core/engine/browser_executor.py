@@ -23,7 +23,15 @@ from ..errors import (
     StoreUnavailable,
     TaskError,
 )
-from ..flows import Checkpoint, FlowRegistry, ShopInfo, StepEvent, default_asset_dirs, run_flow
+from ..flows import (
+    Checkpoint,
+    Flow,
+    FlowRegistry,
+    ShopInfo,
+    StepEvent,
+    default_asset_dirs,
+    run_flow,
+)
 from ..flows.evidence import redact_text
 from ..paths import data_dir
 from ..secrets import decrypt_password, open_vault_for
@@ -38,6 +46,12 @@ log = logging.getLogger(__name__)
 PhaseTimer = Callable[[int, str, float], None]
 """Told ``(task id, phase, seconds)`` for each phase of a task (see
 :attr:`BrowserExecutor.phase_timer`)."""
+
+
+def _retrieve(fut: asyncio.Future[Any]) -> None:
+    """Mark a side read's error as seen (it was raised, or the attempt ended before it)."""
+    if not fut.cancelled():
+        fut.exception()
 
 
 class BrowserExecutor:
@@ -68,7 +82,8 @@ class BrowserExecutor:
         self.evidence_root = self.home / "evidence"
         self.phase_timer: PhaseTimer | None = None
         """None (the default: nothing is timed), or told ``(task id, phase, seconds)`` for
-        each phase of a task — ``shop`` (shop record and password decrypt), the pool's
+        each phase of a task — ``shop`` (the wait for the shop's record and password, read
+        while the pool prepares the context), the pool's
         (:data:`core.browser.pool.PhaseTimer`), ``gate`` per gated step, ``step:<action>``
         per step, ``checkpoint`` per checkpoint written (``checkpoint_skipped`` when not
         needed), ``flow`` for the whole run: the benchmark's per-phase breakdown."""
@@ -93,13 +108,21 @@ class BrowserExecutor:
         return shop_info(self.settings, shop, password)
 
     async def execute(self, task: ClaimedTask, ctl: TaskControl) -> Outcome:
+        flow = self.registry.flow_for(task.flow, task.steps)
+        # The shop's record and password are read while the pool prepares the context.
+        shop_read = asyncio.ensure_future(asyncio.to_thread(self._shop_info, task.shop))
+        try:
+            return await self._execute(task, ctl, flow, shop_read)
+        finally:
+            if not shop_read.done():
+                shop_read.add_done_callback(_retrieve)
+            else:
+                _retrieve(shop_read)
+
+    async def _execute(self, task: ClaimedTask, ctl: TaskControl, flow: Flow,
+                       shop_read: asyncio.Future[ShopInfo]) -> Outcome:
         timer = self.phase_timer
         clock = time.perf_counter
-        t0 = clock()
-        flow = self.registry.flow_for(task.flow, task.steps)
-        shop = await asyncio.to_thread(self._shop_info, task.shop)
-        if timer is not None:
-            timer(task.id, "shop", clock() - t0)
         checkpoint = Checkpoint.from_dict(task.checkpoint) if task.checkpoint else None
         evidence_dir = self.evidence_root / str(task.id) / f"attempt-{task.attempts}"
         steps = len(flow.steps)
@@ -151,6 +174,10 @@ class BrowserExecutor:
         async with self.pool.task_context(
                 task.shop, timer=pool_phase if timer is not None else None) as tc:
             t_flow = clock()
+            shop = await shop_read
+            if timer is not None:
+                timer(task.id, "shop", clock() - t_flow)  # what the context did not hide
+                t_flow = clock()
             ctl.browser_id = tc.browser_id
             while True:
                 try:
