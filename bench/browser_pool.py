@@ -30,8 +30,10 @@ share our interpreter lock), the same Chromium (``/usr/bin/chromium``) and the s
    before the clock; a pre-navigation hook adds its session cookie. Crawlee's clock: browser
    launch to last page closed. Each task's extracted SKUs are checked against the catalogue
    (``verified``).
-   Repetitions are interleaved (ShopFleet and Crawlee alternating); ``REPEATS`` (5) at the
-   target's concurrency (2), ``--reps-other`` (default 1) at 1 and 4.
+   Repetitions are interleaved (ShopFleet and Crawlee alternating, the order reversed every
+   other repetition): ``REPEATS`` (5) for the subjects of the targets (``shopfleet``,
+   ``shopfleet+prewarm``, ``crawlee_shared``) at concurrency 2; ``--reps-other`` (default 1)
+   for every other subject and concurrency (figures without a target).
 2. Per-phase breakdown of a ShopFleet task (p50/p95 over every task of the target
    concurrency), through the executor's ``phase_timer`` hook and the pool's: claim (one
    ``claim_many`` call), shop (record + password decrypt), session load/decrypt, browser
@@ -496,6 +498,9 @@ def crawlee_one(site: SiteProcess, sizes: Sizes, subject: str, c: int, rep: int,
          setup=CRAWLEE_SUBJECTS[subject], durability=CRAWLEE_DURABILITY, fingerprints=False)
 
 
+TARGET_SUBJECTS = {"shopfleet", "shopfleet+prewarm", "crawlee_shared"}
+"""The subjects of the targets: ``REPEATS`` interleaved repetitions at concurrency 2."""
+
 ONLY: set[str] = set()
 """``--subjects``: run only these (a developer's look at one subject; no peer ratios then)."""
 
@@ -624,9 +629,9 @@ async def main_async(sizes: Sizes, parent: str | None, quick: bool) -> None:
             # time see the same load.
             for rep in range(max(sizes.reps, sizes.reps_other)):
                 for c in sizes.pools:
-                    if rep >= (sizes.reps if c == TARGET_C else sizes.reps_other):
-                        continue
-                    order = subjects_at(c, have_peer)
+                    order = [x for x in subjects_at(c, have_peer)
+                             if rep < (sizes.reps if c == TARGET_C and x in TARGET_SUBJECTS
+                                       else sizes.reps_other)]
                     if rep % 2:
                         order = order[::-1]
                     for subject in order:
