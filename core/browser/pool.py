@@ -90,6 +90,10 @@ def _canonical(state: dict[str, Any] | None) -> str:
                       separators=(",", ":"), default=str)
 
 
+_HANDOFF_S = 10.0
+"""How long after a task's session was read back its state is handed to the shop's next task
+from memory; after that the next task reads the file."""
+
 _LAUNCH_WAIT_S = 30.0
 """How long close() lets a browser that is starting finish starting (Playwright's own launch
 timeout is 30 s), so that it can be closed and its profile removed."""
@@ -148,6 +152,20 @@ class _Spare:
     handle: ContextHandle
     page: Any
     options: ContextOptions | None
+
+
+@dataclass(eq=False)
+class _Handoff:
+    """A finished task's session on its way to the file, and then to the shop's next task."""
+
+    saved: asyncio.Future[dict[str, Any] | None]
+    """Resolved once saved (or found unchanged) with the state read back, None when not."""
+    done_at: float | None = None
+
+    def resolve(self, state: dict[str, Any] | None) -> None:
+        if not self.saved.done():
+            self.done_at = asyncio.get_running_loop().time()
+            self.saved.set_result(state)
 
 
 class TaskContext:
@@ -228,7 +246,7 @@ class BrowserPool:
         self._crashed = 0
         self._served = 0
         self._spares_alive = 0
-        self._session_saves: dict[str, asyncio.Future[None]] = {}
+        self._session_saves: dict[str, _Handoff] = {}
         """Per shop, the session save in flight: the shop's next task loads after it."""
 
     # ----------------------------------------------------------------- lifecycle
@@ -372,13 +390,22 @@ class BrowserPool:
             raise BrowserCrashed(f"{reason} during the task of shop {shop!r}")
 
     async def _load_session(self, shop: str) -> dict[str, Any] | None:
-        """The shop's saved session, read after its previous task's save (if in flight)."""
+        """The shop's saved session, read after its previous task's save (if in flight).
+
+        Straight after that task (a preempted holder's urgent successor, a busy shop's next
+        task), the state it left is taken from memory: no file read, no decryption. Later,
+        the file is the truth (a person's takeover may have replaced it)."""
         if self._sessions is None:
             return None
         pending = self._session_saves.get(shop)
-        if pending is not None and not pending.done():
-            # Never raises: _finish logs its own failures.
-            await asyncio.shield(pending)
+        if pending is not None:
+            # Never raises: _finish logs its own failures and resolves it.
+            state = await asyncio.shield(pending.saved)
+            if self._session_saves.get(shop) is pending:
+                del self._session_saves[shop]
+            if (state is not None and pending.done_at is not None
+                    and asyncio.get_running_loop().time() - pending.done_at <= _HANDOFF_S):
+                return state
         return await self._sessions.load(shop)
 
     def stats(self) -> PoolStats:
@@ -556,23 +583,19 @@ class BrowserPool:
         self._served += 1  # the task is over; what follows is the pool's housekeeping
         tc.finished = True
         b.finishing += 1
-        saved: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        saved = _Handoff(asyncio.get_running_loop().create_future())
         if self._sessions is not None:
-            # The shop's next task loads its session once this one's is saved (not closed).
+            # The shop's next task loads its session once this one's is saved (not closed);
+            # the entry stays until then (or the shop's next finish replaces it).
             self._session_saves[tc.shop] = saved
-
-            def forget(f: asyncio.Future[None], shop: str = tc.shop) -> None:
-                if self._session_saves.get(shop) is f:
-                    del self._session_saves[shop]
-
-            saved.add_done_callback(forget)
         self._spawn(self._finish(b, tc, saved), "pool-finish")
         self._wake()  # a task waiting for a browser with a spare may go now
 
-    async def _finish(self, b: _Browser, tc: TaskContext, saved: asyncio.Future[None]) -> None:
+    async def _finish(self, b: _Browser, tc: TaskContext, saved: _Handoff) -> None:
         t = self._cfg.close_timeout_s
         clock = time.perf_counter
         timer = tc.timer
+        handoff: dict[str, Any] | None = None
         try:
             if self._sessions is not None and self._crash_reason(b, tc) is None:
                 try:
@@ -587,10 +610,10 @@ class BrowserPool:
                         await self._sessions.save(tc.shop, state)
                         if timer is not None:
                             timer("session_save", clock() - t1)
+                    handoff = state
                 except Exception as exc:
                     log.warning("session of shop %r was not saved: %s", tc.shop, exc)
-            if not saved.done():
-                saved.set_result(None)
+            saved.resolve(handoff)
             t0 = clock()
             closed = b.dead or await self._timed(
                 tc._handle.close(), t, f"closing a context of browser {b.id}")
@@ -599,8 +622,7 @@ class BrowserPool:
             if not closed and not b.dead and b.handle.is_connected():
                 self._retire_soon(b, "wedged: a context did not close")
         finally:
-            if not saved.done():
-                saved.set_result(None)
+            saved.resolve(None)
             b.task_contexts.discard(tc)
             b.finishing -= 1
             b.open -= 1
