@@ -639,8 +639,23 @@ class BrowserPool:
             self._prepare_spare(b)
         self._wake()
 
-    def _prepare_spare(self, b: _Browser) -> None:
-        if not (self.prewarm_contexts and b.usable and b.spare_task is None):
+    def prepare_context(self, options: ContextOptions | None = None) -> None:
+        """Have a context ready for a task about to come (an urgent task whose victim was
+        just chosen), in the browser it will get: a spare made for ``options`` in the
+        background, even with ``prewarm_contexts`` off. Returns at once."""
+        if self._closing or not self._started:
+            return
+        usable = [b for b in self._browsers if b.usable]
+        if not usable:
+            return
+        b = min(usable, key=lambda x: (x.open - x.finishing, x.id))
+        if self._spare_fits(b, options) or b.spare_task is not None:
+            return
+        b.spare_options = options
+        self._prepare_spare(b, always=True)
+
+    def _prepare_spare(self, b: _Browser, *, always: bool = False) -> None:
+        if not ((self.prewarm_contexts or always) and b.usable and b.spare_task is None):
             return
         if b.spare is not None:
             if b.spare.options == b.spare_options:

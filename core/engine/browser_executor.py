@@ -98,6 +98,10 @@ class BrowserExecutor:
     async def close(self) -> None:
         await self.pool.close()
 
+    def prepare_context(self) -> None:
+        """A context is about to be wanted at once (urgent work preempts): have one ready."""
+        self.pool.prepare_context()
+
     def resources(self) -> dict[str, int]:
         st = self.pool.stats()
         return {"browsers": st.browsers_alive, "contexts": st.contexts_alive}

@@ -161,6 +161,9 @@ class Dispatcher(TaskAttempts):
             self.storm.record(victim.shop_id)
             self._urgent_pending[cid] = now
             self._ask_yield(victim.task_id, cid, why)
+            prepare = getattr(self.executor, "prepare_context", None)
+            if prepare is not None:  # the urgent task's context is made while the holder yields
+                prepare()
             holders = [h if h.task_id != victim.task_id else
                        Holder(h.task_id, h.shop_id, h.score, h.preemptible, True)
                        for h in holders]

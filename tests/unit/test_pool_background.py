@@ -170,3 +170,26 @@ def test_a_spare_context_is_never_handed_to_a_task_with_other_options(tmp_path: 
 
 def run(coro: Any) -> Any:
     return asyncio.run(coro)
+
+
+def test_prepare_context_makes_a_spare_for_the_next_task_even_without_prewarm(
+        tmp_path: Path) -> None:
+    launcher = FakeLauncher()
+
+    async def main() -> None:
+        async with BrowserPool(settings(max_browsers=1, warm=1), BROWSER, launcher=launcher,
+                               sessions=sessions(tmp_path)) as pool:
+            assert not pool.prewarm_contexts
+            await settle(pool, launcher)
+            assert pool.stats().contexts_alive == 0         # off: nothing made ahead
+            pool.prepare_context()                          # urgent work is coming
+            await settle(pool, launcher)
+            assert pool.stats().contexts_alive == 1
+            made = launcher.contexts_made
+            async with pool.task_context("shop-a"):
+                assert launcher.contexts_made == made       # it got the prepared one
+            await settle(pool, launcher)
+            assert pool.stats().contexts_alive == 0         # and no spare is kept after
+
+    run(main())
+    assert launcher.live_contexts == 0

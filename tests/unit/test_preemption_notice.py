@@ -67,3 +67,37 @@ def test_a_submitted_urgent_task_is_noticed_by_event_with_the_poll_switched_off(
     asyncio.run(go())
     assert store.task(holder).state is TaskState.DONE
     assert ex.started[0] == holder and ex.started[1] != holder and ex.started[2] == holder
+
+
+class PreparingExecutor(FakeExecutor):
+    """Counts the engine's requests to have a context ready (the browser executor's hook)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prepared = 0
+
+    def prepare_context(self) -> None:
+        self.prepared += 1
+
+
+def test_a_context_is_prepared_for_the_urgent_task_when_its_victim_is_chosen(
+        make_store: StoreFactory, clock: FakeClock) -> None:
+    store = make_store()
+    holder = store.submit(spec("collect_data", "pdd-1",
+                               params={"steps": 5, "step_s": 0.01, "until_preempted": 1}))
+    ex = PreparingExecutor()
+    engine = Engine(store, store.settings, executor=ex, slots=4, clock=clock)
+
+    async def go() -> None:
+        async with engine:
+            run = asyncio.create_task(engine.run_until_idle())
+            await until(lambda: ex.live == 1)
+            assert ex.prepared == 0                         # no victim yet: nothing asked
+            [u] = await engine.submit([spec("reply_customer", "pdd-1", flow="collect_data",
+                                            priority=20.0,
+                                            params={"steps": 2, "step_s": 0.01})])
+            await until(lambda: u in ex.finished)
+            await asyncio.wait_for(run, 30)
+
+    asyncio.run(go())
+    assert ex.prepared == 1                                 # once, for the one victim
