@@ -31,11 +31,20 @@ local storage by visiting each origin on the spare page with every request fulfi
 and writing the items (~110 ms for one origin). The price: an extra renderer per browser (tens
 of MB) that is made in the background while other tasks run, and a session applied that way
 lacks nothing Playwright's own loader sets except IndexedDB (neither loader restores
-sessionStorage). Off by default.
+sessionStorage). Off by default. A spare is made with the context options (a shop's profile)
+of the browser's last task and handed only to a task with equal options;
+:meth:`BrowserPool.prepare_context` makes one on demand (urgent work whose victim was chosen).
+
+**Off the task's path** (#20). When a task ends, its session is read back and saved only when
+it changed (an unchanged one costs no encryption and no disk sync), and its context is closed —
+both in the background: the attempt ends (and is acknowledged) at once. The shop's next task
+loads its session only after that save, and takes the state from memory when it comes right
+after it; the closing context keeps its place in the browser until it is closed (the cap holds),
+except for a task that takes a ready spare (which makes no new context).
 
 The pieces around the pool live beside it: the protocols a browser library must meet
 (:mod:`.base`), Chromium through Playwright and the process-tree kill (:mod:`.playwright`), the
-shops' saved sessions (:mod:`.sessions`). What remains here, a little over 600 lines, is one
+shops' saved sessions (:mod:`.sessions`). What remains here, about 800 lines, is one
 thing: :class:`BrowserPool`'s bookkeeping of browsers, contexts and spares, whose methods share
 one lock-free state machine and read best together.
 
