@@ -44,7 +44,7 @@ process, so its HTTP threads do not share our interpreter lock; every page answe
 
 Runs are interleaved: the preemption run's repetitions alternate with the run without
 preemption and the baseline. Run: ``python bench/preemption.py [--quick]``; JSON Lines on stdout,
-progress on stderr. The full run (7 runs) takes about 20 minutes on a loaded 2-core machine,
+progress on stderr. The full run (7 runs) takes about 25 minutes on a loaded 2-core machine,
 ``--quick`` (3 runs) about 4.
 """
 

@@ -101,3 +101,4 @@ def test_a_context_is_prepared_for_the_urgent_task_when_its_victim_is_chosen(
 
     asyncio.run(go())
     assert ex.prepared == 1                                 # once, for the one victim
+    assert store.task(holder).state is TaskState.DONE       # the victim resumed and finished
