@@ -4,56 +4,70 @@ Measured in one run, against the same demo site (its own process, so its HTTP th
 share our interpreter lock), the same Chromium (``/usr/bin/chromium``) and the same launch flags
 (``core.browser.discovery.launch_args``, the demo host names mapped to loopback):
 
-1. tasks/min — ``collect_data`` tasks (200; ``--quick`` 8), statistics page ``i+1``
+1. tasks/min — ``collect_data`` tasks (``pages``: 60; ``--quick`` 8), statistics page ``i+1``
    of shop ``i mod 9`` (all 9 demo shops: a shop runs one task at a time), submitted to a fresh
-   SQLite store and run by ``build_engine`` (browser executor: pool, flow runner, gates,
-   breakers, checkpoints after every step) with ``run_until_idle``; pools of 1, 2 and 4
-   browsers (slots = browsers), ``warm = max_browsers`` launched before the clock starts;
-   gates unlimited (rate 1e9/s). Once with ``pool.prewarm_contexts`` off (the default) and once
-   on. Every shop logged in once before the clock (a first pass of 9 tasks), so the timed tasks
-   reuse their saved sessions, as they would in daily use. Each task's extracted SKUs are
-   checked against the site's catalogue (``verified`` in the params).
-2. start-to-first-step — from the engine's ``TaskStateChanged(running)`` (the claim) to the
-   task's first ``TaskProgress`` (its first step starts), p50/p90: *warm* over all the tasks of
-   the runs above; *cold* from fresh engines whose pool has ``warm = 0`` (no browser yet), each
-   given ``max_browsers`` tasks, repeated ``COLD_REPS`` times.
-3. Crawlee for Python's ``PlaywrightCrawler`` (in a child process of this script) visiting the
-   same pages at the same concurrency (``min = max = desired``), each page: the same checks and
-   extraction as the flow (login form visible? table visible; all SKUs, views, orders) pushed
-   to its in-memory dataset. Twice: a fresh context per page (``use_incognito_pages=True``, the
-   isolation ShopFleet gives every task) and its default shared context. Crawlee's default
-   allocation: one browser holding the concurrent pages (up to 20 per browser). Fingerprint
-   injection off (``fingerprint_generator=None``: less work per page, the stronger peer),
-   retries 1, memory storage, no logging setup. Login: each shop logs in once through the
-   site's form with Playwright before the clock; a pre-navigation hook adds the shop's session
-   cookie to the page's context (equivalent to ShopFleet loading the shop's saved session).
-   Clock: from the browser's launch (``post_launch_hook``) to the last page closed
-   (``post_page_close_hook``).
+   SQLite store (FULL) and run by ``build_engine`` (browser executor: pool, flow runner, gates,
+   breakers, checkpoints) with ``run_until_idle``; gates unlimited (rate 1e9/s); the browsers
+   are launched before the clock starts. At concurrency ``c`` in 1, 2 and 4, matched both ways:
 
-4. Shop profiles (#17): the same tasks with every shop's profile applied — ``none`` (no
-   profile of its own: locale zh-CN only), ``profile`` (locale, time zone, user agent,
-   viewport, an extra header) and ``profile+proxy`` (that plus proxy.py on loopback with a
-   password, ``core.testing.proxy_server``) — interleaved in the same run, same pool (2
-   browsers, spare contexts off: a profiled shop never takes a spare made for another
-   profile), seconds per task and the overhead of ``profile`` over ``none`` (target: within
-   10 %; the proxy hop is reported beside it). ``--only profiles`` runs just this part.
+   * ``shopfleet`` — ``c`` browsers × 1 context (slots = c), ``prewarm_contexts`` off (default);
+   * ``shopfleet+prewarm`` — the same with ``prewarm_contexts = true``;
+   * ``shopfleet_1browser`` — 1 browser × ``c`` contexts (``contexts_per_browser = c``,
+     prewarm on), beside Crawlee's one browser × ``c`` pages;
+   * ``crawlee_fresh`` / ``crawlee_shared`` — Crawlee for Python's ``PlaywrightCrawler`` at the
+     same concurrency, one browser holding the pages (its default), a fresh context per page
+     (``use_incognito_pages=True``, the isolation ShopFleet gives every task) or its default
+     shared context;
+   * ``crawlee_per_browser`` — Crawlee with one page per browser (``max_open_pages_per_browser
+     = 1``, fresh context per page): ``c`` browsers, beside ShopFleet's ``c`` browsers.
 
-The last lines compare against the targets of the issue (``ratio_*`` and ``*_vs_target``, with
-``target`` and ``met`` in their params); with ``--repeat R`` the targets use the median of the
-R runs (runs are interleaved, so drift hits every subject alike).
+   Every ShopFleet task opens a fresh context with its shop's saved session (every shop logged
+   in once before any clock), and pays durability Crawlee does not: its claim and ack (FULL
+   commits), checkpoints (written in the background; the last one skipped when the ack
+   follows), the session saved (encrypted, fsync) when it changed. Crawlee keeps its queue and
+   dataset in memory and saves nothing. Fingerprint injection off (less work per page, the
+   stronger peer), retries 1. Crawlee login: each shop logs in once through the site's form
+   before the clock; a pre-navigation hook adds its session cookie. Crawlee's clock: browser
+   launch to last page closed. Each task's extracted SKUs are checked against the catalogue
+   (``verified``).
+   Repetitions are interleaved (ShopFleet and Crawlee alternating, the order reversed every
+   other repetition): ``REPEATS`` (5) for the subjects of the targets (``shopfleet``,
+   ``shopfleet+prewarm``, ``crawlee_shared``) at concurrency 2; ``--reps-other`` (default 1)
+   for every other subject and concurrency (figures without a target).
+2. Per-phase breakdown of a ShopFleet task (p50/p95 over every task of the target
+   concurrency), through the executor's ``phase_timer`` hook and the pool's: claim (one
+   ``claim_many`` call), shop (record + password decrypt), session load/decrypt, browser
+   acquire, context, page (or ``session_apply`` into a spare), gate, each step by action,
+   checkpoints, flow, ack — and after the task, in the background: session read, save, close.
+3. Claim → first step p50 (``TaskStateChanged(running)`` → first ``TaskProgress``): warm pool
+   (all tasks above) against a cold pool (fresh engines with ``warm = 0``, ``max_browsers``
+   tasks each, ``cold_reps`` times). Target: warm ≤ 0.33 × cold and warm < 100 ms.
+4. Chromium's memory: the process tree of the pool's browsers (psutil: the browser and its
+   children, RSS and PSS), idle per browser right after start, and per context: (tree at the
+   most contexts alive − idle tree) / contexts alive, sampled every 0.5 s during the runs.
+5. Loop lag of the engine's loop during the browser runs (a 10 ms ticker: how late it wakes),
+   p50/p99/max.
 
-Run: ``python bench/browser_pool.py [--quick] [--repeat R]``; JSON Lines on stdout, progress on
-stderr. Needs ``crawlee[playwright]`` (the ``bench`` extra) for the peer; without it the peer
-lines are skipped with a note.
+Targets (fixed; printed with met/unmet, never on ``--quick``): at 2 browsers ShopFleet tasks/min
+≥ 1.0 × Crawlee shared (with a fresh context per task kept); prewarm never slower than without
+(ratio ≥ 1.0); warm claim → first step p50 ≤ 0.33 × cold and < 100 ms.
+
+6. ``--only profiles`` (#17): per-task time of the same pages with every shop given a profile
+   (locale, time zone, user agent, viewport, a header), and with a profile through a proxy
+   (proxy.py on loopback), against none, interleaved; target: a profile's ratio ≤ 1.10.
+
+Run: ``python bench/browser_pool.py [--quick] [--reps-other N] [--only profiles]``; JSON Lines
+on stdout, progress on stderr. Needs ``crawlee[playwright]`` (the ``bench`` extra) for the
+peer; without it the peer lines are skipped with a note.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -62,13 +76,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _common import SiteProcess, arg_parser, emit, note, percentiles, temp_dir
+import psutil
+from _common import (
+    REPEATS,
+    SiteProcess,
+    arg_parser,
+    emit,
+    emit_machine,
+    emit_summary,
+    note,
+    percentiles,
+    temp_dir,
+)
 
 from core.browser.discovery import launch_args, running_as_root
 from core.build import build_engine, open_store
 from core.config import Settings
 from core.demo import demo_settings, register_demo_shops
 from core.demosite import DemoShop, DemoSite, host_resolver_rules, stats_rows
+from core.engine import Engine
 from core.events import Event, TaskProgress, TaskStateChanged
 from core.specs import TaskSpec
 from core.vault import Vault
@@ -77,6 +103,8 @@ BENCH = "browser_pool"
 CHROMIUM = "/usr/bin/chromium"
 UNLIMITED = {"rate_per_s": 1e9, "burst": 1e9}
 FLOW = "collect_data"
+TARGET_C = 2
+"""The concurrency the targets are read at (2 browsers)."""
 
 
 @dataclass(frozen=True)
@@ -84,16 +112,17 @@ class Sizes:
     pages: int
     """Tasks (pages) per timed run."""
     pools: tuple[int, ...]
-    """Browser counts (= concurrency) measured."""
+    """Concurrencies measured."""
+    reps: int
+    """Interleaved repetitions at the target concurrency."""
+    reps_other: int
+    """Repetitions at the other concurrencies (no target there)."""
     cold_reps: int
-    """Fresh cold engines per pool size for the start-to-first-step figure."""
+    """Fresh cold engines for the start-to-first-step figure."""
 
 
-FULL_SIZES = Sizes(pages=200, pools=(1, 2, 4), cold_reps=6)
-QUICK_SIZES = Sizes(pages=8, pools=(2,), cold_reps=2)
-
-
-# -- the demo site in its own process -------------------------------------------------------------
+FULL_SIZES = Sizes(pages=60, pools=(1, 2, 4), reps=REPEATS, reps_other=1, cold_reps=4)
+QUICK_SIZES = Sizes(pages=8, pools=(2,), reps=2, reps_other=1, cold_reps=2)
 
 
 def work(shops: list[DemoShop], n: int) -> list[tuple[DemoShop, int]]:
@@ -108,11 +137,11 @@ def expected_skus(shop: str, page: int) -> list[str]:
 # -- ShopFleet ------------------------------------------------------------------------------------
 
 
-def sf_settings(browsers: int, *, warm: int, prewarm: bool) -> Settings:
+def sf_settings(browsers: int, *, warm: int, prewarm: bool, contexts: int = 1) -> Settings:
     return demo_settings(Settings()).with_changes(
         browser={"executable_path": CHROMIUM, "host_resolver_rules": host_resolver_rules()},
         pool={"max_browsers": browsers, "warm": warm, "prewarm_contexts": prewarm,
-              "step_timeout_s": 30},
+              "contexts_per_browser": contexts, "step_timeout_s": 30},
         gates={"global": UNLIMITED, "default_domain": UNLIMITED},
     )
 
@@ -124,6 +153,10 @@ class SfRun:
     failed: int
     verified: int
     start_latency_s: list[float] = field(default_factory=list)
+    phases: dict[str, list[float]] = field(default_factory=dict)
+    lag_ms: list[float] = field(default_factory=list)
+    idle_tree: dict[str, float] = field(default_factory=dict)
+    peak: dict[str, float] = field(default_factory=dict)
 
 
 class StartTimes:
@@ -144,6 +177,81 @@ class StartTimes:
         return [self.first_step[t] - c for t, c in self.claimed.items() if t in self.first_step]
 
 
+def instrument(engine: Engine, phases: dict[str, list[float]],
+               stamps: dict[tuple[int, str], tuple[float, float]]) -> None:
+    """Phase timing: the executor's and pool's hook, and the claim and ack store calls;
+    ``stamps`` keeps (end, seconds) of each task's first record of a phase."""
+    def record(task: int, phase: str, seconds: float) -> None:
+        phases.setdefault(phase, []).append(seconds)
+        stamps.setdefault((task, phase), (time.perf_counter(), seconds))
+
+    engine.executor.phase_timer = record  # type: ignore[attr-defined]
+    astore = engine.astore
+    claim_many, ack = astore.claim_many, astore.ack
+
+    async def timed_claim(*a: Any, **kw: Any) -> Any:
+        t = time.perf_counter()
+        out = await claim_many(*a, **kw)
+        if out:
+            phases.setdefault("claim", []).append(time.perf_counter() - t)
+        return out
+
+    async def timed_ack(*a: Any, **kw: Any) -> Any:
+        t = time.perf_counter()
+        out = await ack(*a, **kw)
+        phases.setdefault("ack", []).append(time.perf_counter() - t)
+        return out
+
+    astore.claim_many = timed_claim  # type: ignore[method-assign]
+    astore.ack = timed_ack  # type: ignore[method-assign]
+
+
+def browser_pids(engine: Engine) -> list[int]:
+    pool = engine.executor.pool  # type: ignore[attr-defined]
+    return [b.handle.pid for b in pool._browsers if b.handle.pid and not b.dead]
+
+
+def tree_memory(pids: list[int]) -> dict[str, float]:
+    """RSS and PSS (MiB) of the browsers' process trees (blocking: run it in a thread)."""
+    rss = pss = 0.0
+    procs = 0
+    for pid in pids:
+        try:
+            root = psutil.Process(pid)
+            tree = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            continue
+        for p in tree:
+            try:
+                mi = p.memory_full_info()
+            except psutil.Error:
+                continue
+            rss += mi.rss
+            pss += getattr(mi, "pss", mi.rss)
+            procs += 1
+    return {"rss_mb": rss / 2**20, "pss_mb": pss / 2**20, "processes": procs}
+
+
+async def lag_probe(out: list[float], stop: asyncio.Event) -> None:
+    """How late a 10 ms ticker on the engine's loop wakes (ms)."""
+    loop = asyncio.get_running_loop()
+    while not stop.is_set():
+        t = loop.time()
+        await asyncio.sleep(0.01)
+        out.append(max(0.0, (loop.time() - t - 0.01) * 1000))
+
+
+async def memory_probe(engine: Engine, peak: dict[str, float], stop: asyncio.Event) -> None:
+    pool = engine.executor.pool  # type: ignore[attr-defined]
+    while not stop.is_set():
+        contexts = pool.stats().contexts_alive
+        mem = await asyncio.to_thread(tree_memory, browser_pids(engine))
+        if contexts and mem["pss_mb"] > peak.get("pss_mb", 0):
+            peak.update(mem, contexts=contexts, browsers=len(browser_pids(engine)))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.5)
+
+
 def apply_profiles(store: Any, vault: Vault, proxy_url: str | None) -> None:
     """Give every shop a profile (#17): locale, time zone, UA, viewport, a header[, proxy]."""
     from core.profile_store import save_profile
@@ -157,40 +265,67 @@ def apply_profiles(store: Any, vault: Vault, proxy_url: str | None) -> None:
 
 
 async def sf_run(site: SiteProcess, home: Path, tag: str, items: list[tuple[DemoShop, int]], *,
-                 browsers: int, warm: int, prewarm: bool, profile: str = "none",
+                 browsers: int, warm: int, prewarm: bool, contexts: int = 1,
+                 measure: bool = False, profile: str = "none",
                  proxy_url: str | None = None) -> SfRun:
-    """One engine over a fresh store: submit ``items``, start the pool, run until idle."""
-    settings = sf_settings(browsers, warm=warm, prewarm=prewarm)
+    """One engine over a fresh store: submit ``items``, start the pool, run until idle
+    (``profile``: #17, every shop with a profile, "profile+proxy" through ``proxy_url``)."""
+    settings = sf_settings(browsers, warm=warm, prewarm=prewarm, contexts=contexts)
     store = await asyncio.to_thread(open_store, settings, home / f"{tag}.db")
+    run = SfRun(0.0, 0, 0, 0)
     try:
         vault = await asyncio.to_thread(Vault.open, home)
         await asyncio.to_thread(register_demo_shops, store, site.site, vault)
         if profile != "none":
             await asyncio.to_thread(apply_profiles, store, vault,
                                     proxy_url if profile == "profile+proxy" else None)
-        engine = build_engine(settings, store, home=home, slots=browsers)
+        engine = build_engine(settings, store, home=home, slots=browsers * contexts)
         times = StartTimes()
         engine.bus.subscribe(times)
+        stamps: dict[tuple[int, str], tuple[float, float]] = {}
+        if measure:
+            instrument(engine, run.phases, stamps)
         specs = [TaskSpec.model_validate({"type": FLOW, "shop": shop.name, "flow": FLOW,
                                           "params": {"page": page}}) for shop, page in items]
         ids = await engine.submit(specs)
         await engine.start()  # launches the warm browsers: before the clock
+        stop = asyncio.Event()
+        probes: list[asyncio.Task[None]] = []
+        if measure:
+            await asyncio.sleep(1.0)  # the warm browsers settle (spares made)
+            run.idle_tree = await asyncio.to_thread(tree_memory, browser_pids(engine))
+            run.idle_tree["browsers"] = len(browser_pids(engine))
+            probes = [asyncio.create_task(lag_probe(run.lag_ms, stop)),
+                      asyncio.create_task(memory_probe(engine, run.peak, stop))]
         try:
             t0 = time.perf_counter()
             await engine.run_until_idle()
-            seconds = time.perf_counter() - t0
+            run.seconds = time.perf_counter() - t0
         finally:
+            stop.set()
+            await asyncio.gather(*probes, return_exceptions=True)
             await engine.stop()
         counts = await asyncio.to_thread(store.counts)
-        verified = 0
         for tid, (shop, page) in zip(ids, items, strict=True):
             rec = await asyncio.to_thread(store.task, tid)
             if rec.results and rec.results.get("skus") == expected_skus(shop.name, page):
-                verified += 1
+                run.verified += 1
     finally:
         await asyncio.to_thread(store.close)
-    return SfRun(seconds, counts.get("done", 0), counts.get("failed", 0), verified,
-                 times.latencies())
+    run.done, run.failed = counts.get("done", 0), counts.get("failed", 0)
+    run.start_latency_s = times.latencies()
+    for tid, claimed in times.claimed.items():  # where claim -> first step goes
+        load, ready = stamps.get((tid, "session_load")), (
+            stamps.get((tid, "session_apply")) or stamps.get((tid, "page")))
+        first = times.first_step.get(tid)
+        if load is None or ready is None or first is None:
+            continue
+        entered = load[0] - load[1]
+        for part, v in (("claimed_to_executor", entered - claimed),
+                        ("executor_to_context_ready", ready[0] - entered),
+                        ("context_ready_to_first_step", first - ready[0])):
+            run.phases.setdefault(f"start:{part}", []).append(v)
+    return run
 
 
 # -- Crawlee (child process) ----------------------------------------------------------------------
@@ -204,10 +339,11 @@ def crawlee_available() -> bool:
     return True
 
 
-def crawlee_run(port: int, pages: int, concurrency: int, incognito: bool) -> dict[str, Any]:
+def crawlee_run(port: int, pages: int, concurrency: int, incognito: bool,
+                per_browser: bool = False) -> dict[str, Any]:
     """Run the Crawlee child; returns its result dictionary."""
     job = json.dumps({"port": port, "pages": pages, "concurrency": concurrency,
-                      "incognito": incognito})
+                      "incognito": incognito, "per_browser": per_browser})
     with tempfile.TemporaryDirectory(prefix="shopfleet-bench-crawlee-") as storage:
         env = dict(os.environ, CRAWLEE_STORAGE_DIR=storage, CRAWLEE_PURGE_ON_START="true",
                    CRAWLEE_HEADLESS="true", CRAWLEE_DEFAULT_BROWSER_PATH=CHROMIUM,
@@ -224,7 +360,7 @@ async def crawlee_child(job: dict[str, Any]) -> dict[str, Any]:
     import logging
 
     from crawlee import ConcurrencySettings, Request
-    from crawlee.browsers import BrowserPool
+    from crawlee.browsers import BrowserPool, PlaywrightBrowserPlugin
     from crawlee.crawlers import (
         PlaywrightCrawler,
         PlaywrightCrawlingContext,
@@ -258,8 +394,15 @@ async def crawlee_child(job: dict[str, Any]) -> dict[str, Any]:
     for c in cookies:
         by_shop.setdefault(c["path"].rstrip("/").split("/")[-1], []).append(c)
 
-    pool = BrowserPool.with_default_plugin(
-        headless=True, browser_launch_options=launch, use_incognito_pages=bool(job["incognito"]))
+    if job.get("per_browser"):
+        # One page per browser: as many browsers as pages at once, like ShopFleet's.
+        pool = BrowserPool(plugins=[PlaywrightBrowserPlugin(
+            browser_launch_options={**launch, "headless": True},
+            use_incognito_pages=bool(job["incognito"]), max_open_pages_per_browser=1)])
+    else:
+        pool = BrowserPool.with_default_plugin(
+            headless=True, browser_launch_options=launch,
+            use_incognito_pages=bool(job["incognito"]))
     marks: dict[str, float] = {}
 
     @pool.post_launch_hook
@@ -310,65 +453,249 @@ async def crawlee_child(job: dict[str, Any]) -> dict[str, Any]:
 
 
 Results = dict[tuple[str, int], list[float]]
-"""(configuration, browsers) -> tasks/min of each repetition."""
+"""(subject, concurrency) -> tasks/min of each repetition."""
+
+SF_SUBJECTS = {
+    "shopfleet": "c browsers x 1 context, prewarm_contexts off",
+    "shopfleet+prewarm": "c browsers x 1 context, prewarm_contexts on",
+    "shopfleet_1browser": "1 browser x c contexts (contexts_per_browser=c), prewarm on",
+}
+CRAWLEE_SUBJECTS = {
+    "crawlee_fresh": "1 browser x c pages, fresh context per page (use_incognito_pages)",
+    "crawlee_shared": "1 browser x c pages, one shared context (its default)",
+    "crawlee_per_browser": "c browsers x 1 page (max_open_pages_per_browser=1), fresh "
+                           "context per page",
+}
+SF_DURABILITY = ("claim+ack FULL commits; checkpoints (background, last skipped before the "
+                 "ack); session saved encrypted+fsync when changed; fresh context per task "
+                 "with the shop's saved session")
+CRAWLEE_DURABILITY = "none: in-memory queue and dataset; session cookie added per page"
 
 
-def _median(values: list[float]) -> float:
-    return float(statistics.median(values))
+@dataclass
+class Collected:
+    rates: Results = field(default_factory=dict)
+    by_rep: dict[tuple[str, int, int], float] = field(default_factory=dict)
+    """(subject, concurrency, repetition) -> tasks/min of a complete run (every task done)."""
+    warm_lat: dict[tuple[str, int], list[float]] = field(default_factory=dict)
+    phases: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    lag_ms: dict[str, list[float]] = field(default_factory=dict)
+    memory: dict[str, list[SfRun]] = field(default_factory=dict)
 
 
-def _ms(values: list[float]) -> tuple[float, float]:
-    p50, p90 = percentiles(values, [50, 90])
-    return p50 * 1000, p90 * 1000
-
-
-async def shopfleet_part(site: SiteProcess, home: Path, sizes: Sizes, browsers: int, rep: int,
-                         out: Results, warm_lat: dict[int, list[float]]) -> None:
+async def shopfleet_one(site: SiteProcess, home: Path, sizes: Sizes, subject: str, c: int,
+                        rep: int, out: Collected) -> None:
     items = work(site.shops(), sizes.pages)
-    for prewarm in (False, True):
-        tag = f"r{rep}-b{browsers}-{'pre' if prewarm else 'plain'}"
-        r = await sf_run(site, home, tag, items, browsers=browsers, warm=browsers,
-                         prewarm=prewarm)
-        rate = r.done * 60 / r.seconds
-        key = "shopfleet+prewarm" if prewarm else "shopfleet"
-        out.setdefault((key, browsers), []).append(rate)
-        if not prewarm:
-            warm_lat.setdefault(browsers, []).extend(r.start_latency_s)
-        note(f"shopfleet {browsers} browsers prewarm={prewarm}: {r.done} done "
-             f"({r.failed} failed, {r.verified} verified) in {r.seconds:.1f}s = "
-             f"{rate:.0f}/min")
-        emit(BENCH, "shopfleet", "tasks_per_min", rate, "1/min", browsers=browsers,
-             slots=browsers, shops=9, pages=sizes.pages, prewarm_contexts=prewarm,
-             warm=browsers, done=r.done, failed=r.failed, verified=r.verified,
-             seconds=round(r.seconds, 2), rep=rep, flow=FLOW)
-        p50, p90 = _ms(r.start_latency_s)
-        emit(BENCH, "shopfleet", "claim_to_first_step_p50_ms", p50, "ms", pool="warm",
-             browsers=browsers, prewarm_contexts=prewarm, p90_ms=round(p90, 1),
-             samples=len(r.start_latency_s), rep=rep)
+    browsers, contexts = (1, c) if subject == "shopfleet_1browser" else (c, 1)
+    prewarm = subject != "shopfleet"
+    measure = c == TARGET_C
+    r = await sf_run(site, home, f"r{rep}-c{c}-{subject}", items, browsers=browsers,
+                     warm=browsers, prewarm=prewarm, contexts=contexts, measure=measure)
+    rate = r.done * 60 / r.seconds
+    out.rates.setdefault((subject, c), []).append(rate)
+    if r.done == sizes.pages:
+        out.by_rep[(subject, c, rep)] = rate
+    out.warm_lat.setdefault((subject, c), []).extend(r.start_latency_s)
+    if measure:
+        for phase, values in r.phases.items():
+            out.phases.setdefault(subject, {}).setdefault(phase, []).extend(values)
+        out.lag_ms.setdefault(subject, []).extend(r.lag_ms)
+        out.memory.setdefault(subject, []).append(r)
+    note(f"{subject} c={c} rep {rep}: {r.done} done ({r.failed} failed, {r.verified} "
+         f"verified) in {r.seconds:.1f}s = {rate:.0f}/min")
+    emit(BENCH, subject, "tasks_per_min", rate, "1/min", concurrency=c, browsers=browsers,
+         contexts_per_browser=contexts, prewarm_contexts=prewarm, pages=sizes.pages, shops=9,
+         done=r.done, failed=r.failed, verified=r.verified, seconds=round(r.seconds, 2),
+         rep=rep, flow=FLOW, setup=SF_SUBJECTS[subject], durability=SF_DURABILITY)
 
 
-async def cold_part(site: SiteProcess, home: Path, sizes: Sizes) -> dict[int, list[float]]:
+def crawlee_one(site: SiteProcess, sizes: Sizes, subject: str, c: int, rep: int,
+                out: Collected) -> None:
+    r = crawlee_run(site.port, sizes.pages, c, incognito=subject != "crawlee_shared",
+                    per_browser=subject == "crawlee_per_browser")
+    rate = r["finished"] * 60 / r["seconds"]
+    out.rates.setdefault((subject, c), []).append(rate)
+    if r["finished"] == sizes.pages:
+        out.by_rep[(subject, c, rep)] = rate
+    note(f"{subject} c={c} rep {rep}: {r['finished']} finished ({r['failed']} failed, "
+         f"{r['verified']} verified) in {r['seconds']:.1f}s = {rate:.0f}/min")
+    emit(BENCH, subject, "tasks_per_min", rate, "1/min", concurrency=c, pages=sizes.pages,
+         shops=9, finished=r["finished"], failed=r["failed"], verified=r["verified"],
+         seconds=round(r["seconds"], 2), rep=rep, version=r["version"],
+         setup=CRAWLEE_SUBJECTS[subject], durability=CRAWLEE_DURABILITY, fingerprints=False)
+
+
+TARGET_SUBJECTS = {"shopfleet", "shopfleet+prewarm", "crawlee_shared"}
+"""The subjects of the targets: ``REPEATS`` interleaved repetitions at concurrency 2."""
+
+ONLY: set[str] = set()
+"""``--subjects``: run only these (a developer's look at one subject; no peer ratios then)."""
+
+
+def subjects_at(c: int, have_peer: bool) -> list[str]:
+    """ShopFleet and Crawlee alternating; at c = 1 the matched variants are the same runs."""
+    sf = ["shopfleet", "shopfleet+prewarm", "shopfleet_1browser"]
+    cr = ["crawlee_shared", "crawlee_fresh", "crawlee_per_browser"]
+    if c == 1:
+        sf, cr = sf[:2], cr[:2]
+    order = [x for pair in zip(sf, cr, strict=True) for x in pair] if have_peer else sf
+    return [x for x in order if not ONLY or x in ONLY]
+
+
+async def cold_part(site: SiteProcess, home: Path, sizes: Sizes, out: Collected) -> None:
     shops = site.shops()
-    cold: dict[int, list[float]] = {}
     k = 0
-    for browsers in sizes.pools:
-        for rep in range(sizes.cold_reps):
-            items = [(shops[(k + j) % len(shops)], 300 + k + j) for j in range(browsers)]
-            k += browsers
-            r = await sf_run(site, home, f"cold-b{browsers}-{rep}", items, browsers=browsers,
-                             warm=0, prewarm=False)
-            cold.setdefault(browsers, []).extend(r.start_latency_s)
-    return cold
+    c = TARGET_C
+    for rep in range(sizes.cold_reps):
+        items = [(shops[(k + j) % len(shops)], 300 + k + j) for j in range(c)]
+        k += c
+        r = await sf_run(site, home, f"cold-{rep}", items, browsers=c, warm=0, prewarm=False)
+        out.warm_lat.setdefault(("cold", c), []).extend(r.start_latency_s)
 
+
+def _pcts(values: list[float]) -> tuple[float, float]:
+    p50, p95 = percentiles(values, [50, 95])
+    return p50, p95
+
+
+def report(out: Collected, sizes: Sizes, have_peer: bool, quick: bool) -> None:
+    for (subject, c), rates in sorted(out.rates.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        emit_summary(BENCH, subject, "tasks_per_min_summary", rates, "1/min", quick=quick,
+                     concurrency=c)
+    c = TARGET_C
+
+    def target(metric: str, value: float, unit: str, rule: str, met: bool,
+               **params: Any) -> None:
+        emit(BENCH, "shopfleet", metric, value, unit, target=rule,
+             met=None if quick else met, indicative=quick, concurrency=c, **params)
+
+    def paired(a: str, b: str) -> list[float]:
+        """a/b within each repetition both completed (neighbours in time, one load)."""
+        return [out.by_rep[(a, c, rep)] / out.by_rep[(b, c, rep)]
+                for (subj, cc, rep) in out.by_rep
+                if subj == a and cc == c and (b, c, rep) in out.by_rep]
+
+    sf_subjects = ("shopfleet", "shopfleet+prewarm", "shopfleet_1browser")
+    if have_peer:
+        for peer in CRAWLEE_SUBJECTS:
+            for subject in sf_subjects:
+                ratios = paired(subject, peer)
+                if not ratios:
+                    continue
+                shared = peer == "crawlee_shared"
+                emit_summary(BENCH, subject, f"ratio_vs_{peer}", ratios, "x", quick=quick,
+                             concurrency=c, target=">= 1.0" if shared else "none (reported)",
+                             met=None if quick or not shared
+                             else percentiles(ratios, [50])[0] >= 1.0,
+                             note="per repetition, complete runs only; median, min-max")
+    ratios = paired("shopfleet+prewarm", "shopfleet")
+    if ratios:
+        emit_summary(BENCH, "shopfleet", "ratio_prewarm_vs_plain", ratios, "x", quick=quick,
+                     concurrency=c, target=">= 1.0 (never slower)",
+                     met=None if quick else percentiles(ratios, [50])[0] >= 1.0,
+                     note="per repetition, complete runs only")
+    incomplete = [f"{k[0]} c={k[1]}" for k, v in out.rates.items()
+                  if len(v) > len([1 for kk in out.by_rep if kk[:2] == k])]
+    if incomplete:
+        emit(BENCH, "shopfleet", "incomplete_runs", len(incomplete), "count",
+             runs=incomplete, note="runs where not every task finished are left out of the "
+             "ratios (a starved demo site opens its breaker; the tasks wait, no attempt spent)")
+    cold = out.warm_lat.get(("cold", c))
+    for subject in SF_SUBJECTS:
+        warm = out.warm_lat.get((subject, c))
+        if not warm:
+            continue
+        w50, w95 = _pcts(warm)
+        emit(BENCH, subject, "claim_to_first_step_ms", w50 * 1000, "ms", pool="warm",
+             concurrency=c, p95_ms=round(w95 * 1000, 1), samples=len(warm))
+        if cold:
+            c50 = percentiles(cold, [50])[0]
+            target("warm_vs_cold_start_p50", w50 / c50, "x", "<= 0.33 and warm < 100 ms",
+                   w50 <= 0.33 * c50 and w50 < 0.1, variant=subject,
+                   warm_p50_ms=round(w50 * 1000, 1), cold_p50_ms=round(c50 * 1000, 1),
+                   warm_samples=len(warm), cold_samples=len(cold))
+    if cold:
+        c50, c95 = _pcts(cold)
+        emit(BENCH, "shopfleet", "claim_to_first_step_ms", c50 * 1000, "ms", pool="cold",
+             concurrency=c, p95_ms=round(c95 * 1000, 1), samples=len(cold))
+    for subject, phases in out.phases.items():
+        for phase, values in sorted(phases.items()):
+            p50, p95 = _pcts(values)
+            emit(BENCH, subject, "phase_ms", p50 * 1000, "ms", phase=phase,
+                 p95_ms=round(p95 * 1000, 2), n=len(values), concurrency=c,
+                 on_task_path=phase not in ("session_read", "session_save", "close"),
+                 note="start:* split claim -> first step" if phase.startswith("start:")
+                 else "")
+    for subject, lag in out.lag_ms.items():
+        if lag:
+            p50, p99 = percentiles(lag, [50, 99])
+            emit(BENCH, subject, "loop_lag_ms", p99, "ms", stat="p99", p50_ms=round(p50, 2),
+                 max_ms=round(max(lag), 2), samples=len(lag), concurrency=c)
+    for subject, runs in out.memory.items():
+        per_browser = [r.idle_tree["pss_mb"] / r.idle_tree["browsers"] for r in runs
+                       if r.idle_tree.get("browsers")]
+        per_ctx = [(r.peak["pss_mb"] - r.idle_tree["pss_mb"]) / r.peak["contexts"]
+                   for r in runs if r.peak.get("contexts") and r.idle_tree.get("browsers")]
+        if per_browser:
+            emit_summary(BENCH, subject, "chromium_pss_per_browser_mb", per_browser, "MiB",
+                         quick=quick, note="idle browser's process tree (with its spare "
+                         "context when prewarm is on)",
+                         rss_mb=round(runs[0].idle_tree["rss_mb"]
+                                      / max(1, runs[0].idle_tree["browsers"]), 1))
+        if per_ctx:
+            emit_summary(BENCH, subject, "chromium_pss_per_context_mb", per_ctx, "MiB",
+                         quick=quick, note="(tree at the most contexts alive - idle tree) / "
+                         "contexts alive", contexts=runs[0].peak.get("contexts"))
+
+
+async def main_async(sizes: Sizes, parent: str | None, quick: bool) -> None:
+    have_peer = crawlee_available()
+    if not have_peer:
+        note("crawlee is not installed (pip install 'crawlee[playwright]'): peer skipped")
+    emit_machine(BENCH, parent)
+    site = SiteProcess()
+    note(f"demo site on 127.0.0.1:{site.port} (own process)")
+    out = Collected()
+    try:
+        with temp_dir("shopfleet-bench-pool-", parent) as home:
+            # Every shop logs in once (sessions saved in home/sessions) before any clock.
+            login = [(s, 500 - i) for i, s in enumerate(site.shops())]
+            r = await sf_run(site, home, "login", login, browsers=2, warm=2, prewarm=False)
+            note(f"login pass: {r.done} done, {r.failed} failed")
+            # Repetition by repetition, every subject of a concurrency back to back, ShopFleet
+            # and Crawlee alternating: on a shared machine the load drifts, and neighbours in
+            # time see the same load.
+            for rep in range(max(sizes.reps, sizes.reps_other)):
+                for c in sizes.pools:
+                    order = [x for x in subjects_at(c, have_peer)
+                             if rep < (sizes.reps if c == TARGET_C and x in TARGET_SUBJECTS
+                                       else sizes.reps_other)]
+                    if rep % 2:
+                        order = order[::-1]
+                    for subject in order:
+                        if subject in SF_SUBJECTS:
+                            await shopfleet_one(site, home, sizes, subject, c, rep, out)
+                        else:
+                            await asyncio.to_thread(crawlee_one, site, sizes, subject, c,
+                                                    rep, out)
+            await cold_part(site, home, sizes, out)
+    finally:
+        site.close()
+    report(out, sizes, have_peer, quick)
+    emit_machine(BENCH, parent)
+
+
+# -- #17: the per-task overhead of a shop's profile ------------------------------------------
 
 PROFILE_VARIANTS = ("none", "profile", "profile+proxy")
 
 
-async def profile_part(site: SiteProcess, home: Path, sizes: Sizes, rep: int, proxy_url: str,
+async def profile_part(site: SiteProcess, home: Path, pages: int, rep: int, proxy_url: str,
                        per_task: dict[str, list[float]]) -> None:
-    """#17: the same pages with no profile, a profile, and a profile through a proxy."""
+    """The same pages with no profile, a profile, and a profile through a proxy (the order
+    alternates between repetitions)."""
     browsers = 2
-    items = work(site.shops(), sizes.pages)
+    items = work(site.shops(), pages)
     order = PROFILE_VARIANTS if rep % 2 == 0 else tuple(reversed(PROFILE_VARIANTS))
     for variant in order:
         r = await sf_run(site, home, f"profile-r{rep}-{variant}", items, browsers=browsers,
@@ -378,81 +705,16 @@ async def profile_part(site: SiteProcess, home: Path, sizes: Sizes, rep: int, pr
         note(f"profiles {variant}: {r.done} done ({r.failed} failed, {r.verified} verified) "
              f"in {r.seconds:.1f}s = {spt * 1000:.0f} ms/task")
         emit(BENCH, "shopfleet", "seconds_per_task", spt, "s", profile=variant,
-             browsers=browsers, prewarm_contexts=False, pages=sizes.pages, done=r.done,
-             failed=r.failed, verified=r.verified, rep=rep, flow=FLOW)
+             browsers=browsers, pages=pages, done=r.done, failed=r.failed,
+             verified=r.verified, rep=rep, flow=FLOW)
 
 
-def report_profiles(per_task: dict[str, list[float]]) -> None:
-    base = _median(per_task["none"])
-    for variant in PROFILE_VARIANTS[1:]:
-        value = _median(per_task[variant])
-        spread = (min(per_task[variant]) / base, max(per_task[variant]) / base)
-        _target("profile_overhead_ratio", value / base, "x",
-                "<= 1.10" if variant == "profile" else "none (reported: the proxy hop)",
-                value <= base * 1.10 if variant == "profile" else None, profile=variant,
-                reps=len(per_task[variant]), median_s_per_task=round(value, 4),
-                none_median_s_per_task=round(base, 4),
-                spread=[round(spread[0], 3), round(spread[1], 3)])
-
-
-def crawlee_part(site: SiteProcess, sizes: Sizes, browsers: int, rep: int,
-                 out: Results) -> None:
-    for incognito in (True, False):
-        r = crawlee_run(site.port, sizes.pages, browsers, incognito)
-        rate = r["finished"] * 60 / r["seconds"]
-        key = "crawlee_fresh" if incognito else "crawlee_shared"
-        out.setdefault((key, browsers), []).append(rate)
-        note(f"crawlee concurrency {browsers} incognito={incognito}: {r['finished']} "
-             f"finished ({r['failed']} failed, {r['verified']} verified) in "
-             f"{r['seconds']:.1f}s = {rate:.0f}/min")
-        emit(BENCH, "crawlee", "tasks_per_min", rate, "1/min", concurrency=browsers,
-             contexts="fresh per page (use_incognito_pages=True)" if incognito
-             else "shared (default)", browsers="one (Crawlee default, 20 pages each)",
-             pages=sizes.pages, shops=9, finished=r["finished"], failed=r["failed"],
-             verified=r["verified"], seconds=round(r["seconds"], 2), rep=rep,
-             version=r["version"], login="pre-navigation hook adds the shop's "
-             "session cookie (logged in once per shop before the clock)",
-             fingerprints=False)
-
-
-def _target(metric: str, value: float, unit: str, target: str, met: bool | None,
-            **params: Any) -> None:
-    emit(BENCH, "shopfleet", metric, value, unit, target=target, met=met, **params)
-
-
-def report_targets(out: Results, warm: dict[int, list[float]], cold: dict[int, list[float]],
-                   sizes: Sizes, have_peer: bool) -> None:
-    for browsers in sizes.pools:
-        sf = _median(out[("shopfleet", browsers)])
-        pre = _median(out[("shopfleet+prewarm", browsers)])
-        if have_peer:
-            fresh = _median(out[("crawlee_fresh", browsers)])
-            shared = _median(out[("crawlee_shared", browsers)])
-            for variant, value in (("off", sf), ("on", pre)):
-                _target("ratio_vs_crawlee_fresh", value / fresh, "x", ">= 1", value >= fresh,
-                        browsers=browsers, prewarm_contexts=variant, reps=len(
-                            out[("shopfleet", browsers)]))
-                _target("ratio_vs_crawlee_shared", value / shared, "x", "none (reported)",
-                        None, browsers=browsers, prewarm_contexts=variant)
-        _target("ratio_prewarm_vs_plain", pre / sf, "x", "none (reported)", None,
-                browsers=browsers,
-                note="what pool.prewarm_contexts = true (a spare context per browser, made "
-                     "while the current task runs) buys")
-        if browsers in cold and browsers in warm:
-            w50 = percentiles(warm[browsers], [50])[0]
-            c50 = percentiles(cold[browsers], [50])[0]
-            emit(BENCH, "shopfleet", "claim_to_first_step_p50_ms", c50 * 1000, "ms",
-                 pool="cold", browsers=browsers, samples=len(cold[browsers]),
-                 p90_ms=round(percentiles(cold[browsers], [90])[0] * 1000, 1))
-            _target("warm_vs_cold_start_p50", w50 / c50, "x", "<= 0.333", w50 * 3 <= c50,
-                    browsers=browsers, warm_p50_ms=round(w50 * 1000, 1),
-                    cold_p50_ms=round(c50 * 1000, 1), warm_samples=len(warm[browsers]),
-                    cold_samples=len(cold[browsers]))
-
-
-async def profiles_only(sizes: Sizes, repeat: int, parent: str | None) -> None:
+async def profiles_only(pages: int, repeat: int, parent: str | None, quick: bool) -> None:
+    """``--only profiles``: per-task time with a profile against none, interleaved; target:
+    a profile costs at most 10 % (the proxy hop is reported, not targeted)."""
     from core.testing.proxy_server import LoopbackProxy
 
+    emit_machine(BENCH, parent)
     site = SiteProcess()
     per_task: dict[str, list[float]] = {}
     try:
@@ -462,65 +724,50 @@ async def profiles_only(sizes: Sizes, repeat: int, parent: str | None) -> None:
             login = [(s, 500 - i) for i, s in enumerate(shops)]
             await sf_run(site, home, "login", login, browsers=2, warm=2, prewarm=False)
             for rep in range(repeat):
-                await profile_part(site, home, sizes, rep, proxy.url(), per_task)
+                await profile_part(site, home, pages, rep, proxy.url(), per_task)
     finally:
         site.close()
-    report_profiles(per_task)
-
-
-async def main_async(sizes: Sizes, repeat: int, parent: str | None) -> None:
-    have_peer = crawlee_available()
-    if not have_peer:
-        note("crawlee is not installed (pip install 'crawlee[playwright]'): peer skipped")
-    site = SiteProcess()
-    note(f"demo site on 127.0.0.1:{site.port} (own process)")
-    out: Results = {}
-    warm: dict[int, list[float]] = {}
-    try:
-        with temp_dir("shopfleet-bench-pool-", parent) as home:
-            # Every shop logs in once (sessions saved in home/sessions) before any clock.
-            shops = site.shops()
-            login = [(s, 500 - i) for i, s in enumerate(shops)]
-            r = await sf_run(site, home, "login", login, browsers=2, warm=2, prewarm=False)
-            note(f"login pass: {r.done} done, {r.failed} failed")
-            # Per pool size, ShopFleet and then Crawlee, back to back: on a shared machine the
-            # load drifts, and neighbours in time see the same load.
-            for rep in range(repeat):
-                for browsers in sizes.pools:
-                    await shopfleet_part(site, home, sizes, browsers, rep, out, warm)
-                    if have_peer:
-                        await asyncio.to_thread(crawlee_part, site, sizes, browsers, rep, out)
-            cold = await cold_part(site, home, sizes)
-            from core.testing.proxy_server import LoopbackProxy
-
-            per_task: dict[str, list[float]] = {}
-            with LoopbackProxy(home / "proxy", user="bench", password="b3nch pw") as proxy:
-                for rep in range(repeat):
-                    await profile_part(site, home, sizes, rep, proxy.url(), per_task)
-    finally:
-        site.close()
-    report_targets(out, warm, cold, sizes, have_peer)
-    report_profiles(per_task)
+    base = percentiles(per_task["none"], [50])[0]
+    for variant in PROFILE_VARIANTS[1:]:
+        ratios = [v / b for v, b in zip(per_task[variant], per_task["none"], strict=True)]
+        targeted = variant == "profile"
+        med = percentiles(ratios, [50])[0]
+        emit_summary(BENCH, "shopfleet", "profile_overhead_ratio", ratios, "x", quick=quick,
+                     profile=variant, none_median_s_per_task=round(base, 4),
+                     target="<= 1.10" if targeted else "none (reported: the proxy hop)",
+                     **({"met": med <= 1.10} if targeted and not quick else {}))
+    emit_machine(BENCH, parent)
 
 
 def main() -> None:
     parser = arg_parser(__doc__.splitlines()[0] if __doc__ else "browser pool benchmark")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="run every configuration R times (interleaved); targets use medians")
+    parser.add_argument("--reps-other", type=int, default=None,
+                        help="repetitions at concurrencies other than 2 (default 1)")
+    parser.add_argument("--pages", type=int, default=None, help="tasks per timed run")
+    parser.add_argument("--subjects", default="",
+                        help="comma-separated subjects to run (default: all)")
     parser.add_argument("--only", choices=["profiles"], default="",
                         help="run one part: profiles (#17: per-task overhead of a profile)")
+    parser.add_argument("--repeat", type=int, default=None,
+                        help="with --only profiles: repetitions (default 5, --quick 2)")
     parser.add_argument("--crawlee-child", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    ONLY.update(x for x in args.subjects.split(",") if x)
     if args.crawlee_child:
         result = asyncio.run(crawlee_child(json.loads(args.crawlee_child)))
         print(json.dumps(result), flush=True)
         return
     sizes = QUICK_SIZES if args.quick else FULL_SIZES
-    note(f"browser_pool: sizes {sizes}, repeat {args.repeat}")
+    if args.reps_other is not None:
+        sizes = Sizes(sizes.pages, sizes.pools, sizes.reps, args.reps_other, sizes.cold_reps)
+    if args.pages is not None:
+        sizes = Sizes(args.pages, sizes.pools, sizes.reps, sizes.reps_other, sizes.cold_reps)
+    note(f"browser_pool: sizes {sizes}")
     if args.only == "profiles":
-        asyncio.run(profiles_only(sizes, max(1, args.repeat), args.dir))
+        repeat = args.repeat or (2 if args.quick else REPEATS)
+        asyncio.run(profiles_only(sizes.pages, repeat, args.dir, args.quick))
         return
-    asyncio.run(main_async(sizes, max(1, args.repeat), args.dir))
+    asyncio.run(main_async(sizes, args.dir, args.quick))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ..profiles import ContextOptions
 
-
 class ContextHandle(Protocol):
     """One browser context, as the pool needs it."""
 

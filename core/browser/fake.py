@@ -74,6 +74,7 @@ class FakeContext:
         self.origins: list[dict[str, Any]] = list(state.get("origins", []))
         self.created_with_state = storage_state is not None
         self.options: Any = None
+        """What the context was made with (tests check a spare never crosses options)."""
         self.pages: list[Any] = []
         self.closed = False
         self._page_factory = page_factory

@@ -31,11 +31,20 @@ local storage by visiting each origin on the spare page with every request fulfi
 and writing the items (~110 ms for one origin). The price: an extra renderer per browser (tens
 of MB) that is made in the background while other tasks run, and a session applied that way
 lacks nothing Playwright's own loader sets except IndexedDB (neither loader restores
-sessionStorage). Off by default.
+sessionStorage). Off by default. A spare is made with the context options (a shop's profile)
+of the browser's last task and handed only to a task with equal options;
+:meth:`BrowserPool.prepare_context` makes one on demand (urgent work whose victim was chosen).
+
+**Off the task's path** (#20). When a task ends, its session is read back and saved only when
+it changed (an unchanged one costs no encryption and no disk sync), and its context is closed —
+both in the background: the attempt ends (and is acknowledged) at once. The shop's next task
+loads its session only after that save, and takes the state from memory when it comes right
+after it; the closing context keeps its place in the browser until it is closed (the cap holds),
+except for a task that takes a ready spare (which makes no new context).
 
 The pieces around the pool live beside it: the protocols a browser library must meet
 (:mod:`.base`), Chromium through Playwright and the process-tree kill (:mod:`.playwright`), the
-shops' saved sessions (:mod:`.sessions`). What remains here, a little over 600 lines, is one
+shops' saved sessions (:mod:`.sessions`). What remains here, about 800 lines, is one
 thing: :class:`BrowserPool`'s bookkeeping of browsers, contexts and spares, whose methods share
 one lock-free state machine and read best together.
 
@@ -49,9 +58,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -65,6 +76,34 @@ from .sessions import SessionStore
 
 log = logging.getLogger(__name__)
 
+PhaseTimer = Callable[[str, float], None]
+"""Told ``(phase, seconds)`` for each phase of a task's context: ``session_load``,
+``acquire``, ``context``, ``page``, ``session_apply`` on the task's path; ``session_read``,
+``session_save`` and ``close`` after it, in the background (benchmarks' per-phase breakdown)."""
+
+
+def _canonical(state: dict[str, Any] | None) -> str:
+    """A storage state as one comparable string: the same cookies and local storage give the
+    same string whatever order the browser lists them in."""
+    if not state:
+        return "{}"
+    cookies = sorted((c for c in state.get("cookies") or []),
+                     key=lambda c: (str(c.get("domain")), str(c.get("path")),
+                                    str(c.get("name"))))
+    origins = sorted(
+        ({"origin": o.get("origin"),
+          "localStorage": sorted(o.get("localStorage") or [],
+                                 key=lambda i: str(i.get("name")))}
+         for o in state.get("origins") or [] if o.get("localStorage")),
+        key=lambda o: str(o["origin"]))
+    return json.dumps({"cookies": cookies, "origins": origins}, sort_keys=True,
+                      separators=(",", ":"), default=str)
+
+
+_HANDOFF_S = 10.0
+"""How long after a task's session was read back its state is handed to the shop's next task
+from memory; after that the next task reads the file."""
+
 _LAUNCH_WAIT_S = 30.0
 """How long close() lets a browser that is starting finish starting (Playwright's own launch
 timeout is 30 s), so that it can be closed and its profile removed."""
@@ -76,7 +115,8 @@ class PoolStats:
 
     Attributes:
         browsers_alive: browsers running now (including ones draining before retirement).
-        contexts_alive: contexts open now (task contexts and spares).
+        contexts_alive: contexts open now for running tasks, and spares (a finished task's
+            context being closed in the background is no longer counted).
         launched: browsers started since the pool opened.
         retired: browsers closed on purpose (task count, idle, wedged).
         crashed: browsers that went away on their own.
@@ -102,13 +142,40 @@ class _Browser:
     closing: bool = False
     dead: bool = False
     task_contexts: set[TaskContext] = field(default_factory=set)
-    spare: tuple[ContextHandle, Any] | None = None
-    """A context made ahead with the pool's ``spare_options`` (never a profiled shop's)."""
+    spare: _Spare | None = None
     spare_task: asyncio.Task[None] | None = None
+    spare_options: ContextOptions | None = None
+    """What the next spare is made with: the options of the last task opened here."""
+    finishing: int = 0
+    """Of ``open``: finished tasks' contexts being saved and closed in the background."""
 
     @property
     def usable(self) -> bool:
         return not (self.retiring or self.closing or self.dead)
+
+
+@dataclass(eq=False)
+class _Spare:
+    """A context made ahead of a task, its page, and the options it was made with: it is
+    handed only to a task whose options are equal."""
+
+    handle: ContextHandle
+    page: Any
+    options: ContextOptions | None
+
+
+@dataclass(eq=False)
+class _Handoff:
+    """A finished task's session on its way to the file, and then to the shop's next task."""
+
+    saved: asyncio.Future[dict[str, Any] | None]
+    """Resolved once saved (or found unchanged) with the state read back, None when not."""
+    done_at: float | None = None
+
+    def resolve(self, state: dict[str, Any] | None) -> None:
+        if not self.saved.done():
+            self.done_at = asyncio.get_running_loop().time()
+            self.saved.set_result(state)
 
 
 class TaskContext:
@@ -125,12 +192,17 @@ class TaskContext:
                  options: ContextOptions | None = None) -> None:
         self.shop = shop
         self.options = options
-        """What the context was made with (the shop's profile; None: the browser's defaults)."""
+        """What the context was made with (None: the browser's defaults)."""
         self.page = page
         self.context = handle.native
         self.browser_id = browser_id
         self._handle = handle
         self.crash_reason: str | None = None
+        self.loaded = "{}"
+        """The session it was given (canonical form): saved back only when it changed."""
+        self.timer: PhaseTimer | None = None
+        self.finished = False
+        """The task is over; its session is being saved and the context closed."""
 
     def _mark_crashed(self, reason: str) -> None:
         if self.crash_reason is None:
@@ -150,9 +222,10 @@ class BrowserPool:
             settings' ``contexts_per_browser`` if present, else 1).
         prewarm_contexts: keep a spare context ready in each browser (see the module doc;
             default: the settings' ``prewarm_contexts`` if present, else off).
-        spare_options: the profile spare contexts are made with; a task gets a spare only
-            when its shop's options equal these (a shop with a profile of its own gets a
-            context made for it, never one made with another shop's settings).
+        spare_options: the options a new browser's first spare is made with (afterwards:
+            those of the last task opened in it); a task gets a spare only when its shop's
+            options equal the spare's (a shop with a profile of its own gets a context made
+            for it, never one made with another shop's settings).
     """
 
     def __init__(self, pool: PoolSettings, browser: BrowserSettings, *,
@@ -189,6 +262,8 @@ class BrowserPool:
         self._crashed = 0
         self._served = 0
         self._spares_alive = 0
+        self._session_saves: dict[str, _Handoff] = {}
+        """Per shop, the session save in flight: the shop's next task loads after it."""
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -274,12 +349,21 @@ class BrowserPool:
     # ----------------------------------------------------------------- tasks
 
     @contextlib.asynccontextmanager
-    async def task_context(self, shop: str, options: ContextOptions | None = None
-                           ) -> AsyncIterator[TaskContext]:
+    async def task_context(self, shop: str, options: ContextOptions | None = None, *,
+                           timer: PhaseTimer | None = None) -> AsyncIterator[TaskContext]:
         """A fresh context and page for one task of ``shop``, with its saved session, made
         with ``options`` (the shop's profile, see :func:`core.profiles.context_options_for`).
 
-        On exit, whatever happened, the session is saved back and the context closed.
+        On exit, whatever happened, the session is saved back (only when it changed) and the
+        context closed — both in the background, off the task's path: the shop's next task
+        loads its session only after that save, and the context keeps its place in the
+        browser until it is closed (the cap holds).
+
+        Args:
+            shop: whose session the context gets.
+            options: what the context is made with (the shop's profile; None: defaults); a
+                spare context is used only when it was made with equal options.
+            timer: told ``(phase, seconds)`` of each phase (see :data:`PhaseTimer`).
 
         Raises:
             BrowserCrashed: the browser or the page's renderer died while the task held it
@@ -289,10 +373,17 @@ class BrowserPool:
         """
         if not self._started or self._closing:
             raise Refused("the browser pool is not running")
-        state = await self._sessions.load(shop) if self._sessions else None
-        browser = await self._acquire()
+        clock = time.perf_counter
+        t0 = clock()
+        state = await self._load_session(shop)
+        t1 = clock()
+        browser = await self._acquire(options)
+        t2 = clock()
+        if timer is not None:
+            timer("session_load", t1 - t0)
+            timer("acquire", t2 - t1)
         try:
-            tc = await self._open(browser, shop, state, options)
+            tc = await self._open(browser, shop, state, options, timer)
         except BaseException:
             browser.open -= 1
             self._after_release(browser)
@@ -301,26 +392,46 @@ class BrowserPool:
             yield tc
         except Exception as exc:
             reason = self._crash_reason(browser, tc)
-            await self._finish_shielded(browser, tc)
+            self._finish_later(browser, tc)
             if reason is not None:
                 raise BrowserCrashed(f"{reason} during the task of shop {shop!r}") from exc
             raise
         except BaseException:
-            await self._finish_shielded(browser, tc)
+            self._finish_later(browser, tc)
             raise
         reason = self._crash_reason(browser, tc)
-        await self._finish_shielded(browser, tc)
+        self._finish_later(browser, tc)
         if reason is not None:
             # The task's own code returned, but the browser went away under it: what it did
             # cannot be trusted to have reached the site.
             raise BrowserCrashed(f"{reason} during the task of shop {shop!r}")
+
+    async def _load_session(self, shop: str) -> dict[str, Any] | None:
+        """The shop's saved session, read after its previous task's save (if in flight).
+
+        Straight after that task (a preempted holder's urgent successor, a busy shop's next
+        task), the state it left is taken from memory: no file read, no decryption. Later,
+        the file is the truth (a person's takeover may have replaced it)."""
+        if self._sessions is None:
+            return None
+        pending = self._session_saves.get(shop)
+        if pending is not None:
+            # Never raises: _finish logs its own failures and resolves it.
+            state = await asyncio.shield(pending.saved)
+            if self._session_saves.get(shop) is pending:
+                del self._session_saves[shop]
+            if (state is not None and pending.done_at is not None
+                    and asyncio.get_running_loop().time() - pending.done_at <= _HANDOFF_S):
+                return state
+        return await self._sessions.load(shop)
 
     def stats(self) -> PoolStats:
         """A snapshot of browsers, contexts and counters."""
         alive = [b for b in self._browsers if not b.dead]
         return PoolStats(
             browsers_alive=len(alive),
-            contexts_alive=sum(len(b.task_contexts) for b in alive) + self._spares_alive,
+            contexts_alive=sum(1 for b in alive for tc in b.task_contexts if not tc.finished)
+            + self._spares_alive,
             launched=self._launched,
             retired=self._retired,
             crashed=self._crashed,
@@ -368,7 +479,8 @@ class BrowserPool:
         finally:
             self._launching -= 1
         self._ids += 1
-        b = _Browser(self._ids, handle, last_used=self._clock.now())
+        b = _Browser(self._ids, handle, last_used=self._clock.now(),
+                     spare_options=self.spare_options)
         if reserve:
             b.open = 1
             self._count_task(b)
@@ -393,15 +505,21 @@ class BrowserPool:
     def _alive(self) -> list[_Browser]:
         return [b for b in self._browsers if not b.dead]
 
-    async def _acquire(self) -> _Browser:
+    async def _acquire(self, options: ContextOptions | None = None) -> _Browser:
         while True:
             if self._closing:
                 raise Refused("the browser pool is closing")
-            usable = [b for b in self._browsers
-                      if b.usable and b.open < self.contexts_per_browser]
+            # A finished task's context closing in the background still holds its place,
+            # unless a spare made for these options is ready: taking it makes no context.
+            usable = [b for b in self._browsers if b.usable and (
+                b.open < self.contexts_per_browser
+                or (b.open - b.finishing < self.contexts_per_browser
+                    and self._spare_fits(b, options)))]
             if usable:
-                # Fewest open contexts first (spread the load); then one with a spare ready.
-                b = min(usable, key=lambda x: (x.open, x.spare is None, x.id))
+                # Fewest open contexts first (spread the load); then one with a spare ready
+                # for these options.
+                b = min(usable, key=lambda x: (x.open - x.finishing,
+                                               not self._spare_fits(x, options), x.id))
                 b.open += 1
                 self._count_task(b)
                 return b
@@ -416,27 +534,41 @@ class BrowserPool:
                 with contextlib.suppress(ValueError):
                     self._waiters.remove(fut)
 
+    @staticmethod
+    def _spare_fits(b: _Browser, options: ContextOptions | None) -> bool:
+        return b.spare is not None and b.spare.options == options
+
     async def _open(self, b: _Browser, shop: str, state: dict[str, Any] | None,
-                    options: ContextOptions | None) -> TaskContext:
+                    options: ContextOptions | None, timer: PhaseTimer | None) -> TaskContext:
         timeout = self._cfg.step_timeout_s
+        clock = time.perf_counter
         try:
-            # A spare was made with spare_options: only a shop with exactly those may have it.
-            spare = self._take_spare(b) if options == self.spare_options else None
+            # A spare made with other options (another shop's profile) is never used: the
+            # task would run with the wrong proxy, locale or user agent.
+            spare = self._take_spare(b) if self._spare_fits(b, options) else None
             if spare is not None:
-                handle, page = spare
+                handle, page = spare.handle, spare.page
+                t0 = clock()
                 try:
                     if state:
                         await asyncio.wait_for(handle.apply_storage_state(state, page), timeout)
                 except BaseException:
                     self._spawn(self._close_context(b, handle), "pool-close-spare")
                     raise
+                if timer is not None:
+                    timer("session_apply", clock() - t0)
             else:
+                t0 = clock()
                 handle = await asyncio.wait_for(b.handle.new_context(state, options), timeout)
+                t1 = clock()
                 try:
                     page = await asyncio.wait_for(handle.new_page(), timeout)
                 except BaseException:
                     self._spawn(self._close_context(b, handle), "pool-close-context")
                     raise
+                if timer is not None:
+                    timer("context", t1 - t0)
+                    timer("page", clock() - t1)
         except TimeoutError:
             self._retire_soon(b, "wedged: a context took too long to open")
             raise BrowserCrashed(
@@ -450,37 +582,68 @@ class BrowserPool:
             self._retire_soon(b, f"could not open a context: {exc}")
             raise BrowserCrashed(f"browser {b.id} could not open a context: {exc}") from exc
         tc = TaskContext(shop, handle, page, b.id, options)
+        tc.loaded = _canonical(state)
+        tc.timer = timer
         page.on("crash", lambda *_: tc._mark_crashed("the page's renderer crashed"))
         b.task_contexts.add(tc)
         # Prepare the next task's context now, while this task runs: made after the release
-        # instead, it is never ready when a busy queue hands out the next task at once.
+        # instead, it is never ready when a busy queue hands out the next task at once. It
+        # is made with this task's options (the likeliest options of this browser's next).
+        b.spare_options = options
         self._prepare_spare(b)
         if b.dead:
             tc._mark_crashed("the browser closed unexpectedly (crashed or was killed)")
         return tc
 
-    async def _finish_shielded(self, b: _Browser, tc: TaskContext) -> None:
-        # Saving the session and closing the context must happen even when the task is
-        # cancelled (preempted); if it is, the finish goes on in the background.
-        await asyncio.shield(self._spawn(self._finish(b, tc), "pool-finish"))
+    def _finish_later(self, b: _Browser, tc: TaskContext) -> None:
+        """Save the session and close the context in the background (also when the task is
+        cancelled, e.g. preempted): the task's attempt ends without waiting for either."""
+        self._served += 1  # the task is over; what follows is the pool's housekeeping
+        tc.finished = True
+        b.finishing += 1
+        saved = _Handoff(asyncio.get_running_loop().create_future())
+        if self._sessions is not None:
+            # The shop's next task loads its session once this one's is saved (not closed);
+            # the entry stays until then (or the shop's next finish replaces it).
+            self._session_saves[tc.shop] = saved
+        self._spawn(self._finish(b, tc, saved), "pool-finish")
+        self._wake()  # a task waiting for a browser with a spare may go now
 
-    async def _finish(self, b: _Browser, tc: TaskContext) -> None:
+    async def _finish(self, b: _Browser, tc: TaskContext, saved: _Handoff) -> None:
         t = self._cfg.close_timeout_s
+        clock = time.perf_counter
+        timer = tc.timer
+        handoff: dict[str, Any] | None = None
         try:
             if self._sessions is not None and self._crash_reason(b, tc) is None:
                 try:
+                    t0 = clock()
                     state = await asyncio.wait_for(tc._handle.storage_state(), t)
-                    await self._sessions.save(tc.shop, state)
+                    t1 = clock()
+                    if timer is not None:
+                        timer("session_read", t1 - t0)
+                    # Saved only when it changed: an unchanged session costs no encryption
+                    # and no disk sync.
+                    if _canonical(state) != tc.loaded:
+                        await self._sessions.save(tc.shop, state)
+                        if timer is not None:
+                            timer("session_save", clock() - t1)
+                    handoff = state
                 except Exception as exc:
                     log.warning("session of shop %r was not saved: %s", tc.shop, exc)
+            saved.resolve(handoff)
+            t0 = clock()
             closed = b.dead or await self._timed(
                 tc._handle.close(), t, f"closing a context of browser {b.id}")
+            if timer is not None:
+                timer("close", clock() - t0)
             if not closed and not b.dead and b.handle.is_connected():
                 self._retire_soon(b, "wedged: a context did not close")
         finally:
+            saved.resolve(None)
             b.task_contexts.discard(tc)
+            b.finishing -= 1
             b.open -= 1
-            self._served += 1
             self._after_release(b)
 
     def _after_release(self, b: _Browser) -> None:
@@ -494,19 +657,43 @@ class BrowserPool:
             self._prepare_spare(b)
         self._wake()
 
-    def _prepare_spare(self, b: _Browser) -> None:
-        if self.prewarm_contexts and b.usable and b.spare is None and b.spare_task is None:
-            b.spare_task = self._spawn(self._make_spare(b), "pool-spare")
+    def prepare_context(self, options: ContextOptions | None = None) -> None:
+        """Have a context ready for a task about to come (an urgent task whose victim was
+        just chosen), in the browser it will get: a spare made for ``options`` in the
+        background, even with ``prewarm_contexts`` off. Returns at once."""
+        if self._closing or not self._started:
+            return
+        usable = [b for b in self._browsers if b.usable]
+        if not usable:
+            return
+        b = min(usable, key=lambda x: (x.open - x.finishing, x.id))
+        if self._spare_fits(b, options) or b.spare_task is not None:
+            return
+        b.spare_options = options
+        self._prepare_spare(b, always=True)
 
-    def _take_spare(self, b: _Browser) -> tuple[ContextHandle, Any] | None:
+    def _prepare_spare(self, b: _Browser, *, always: bool = False) -> None:
+        if not ((self.prewarm_contexts or always) and b.usable and b.spare_task is None):
+            return
+        if b.spare is not None:
+            if b.spare.options == b.spare_options:
+                return
+            # Made for other options than this browser's tasks now use: replace it.
+            stale = self._take_spare(b)
+            assert stale is not None
+            self._spawn(self._close_context(b, stale.handle), "pool-close-spare")
+        b.spare_task = self._spawn(self._make_spare(b), "pool-spare")
+
+    def _take_spare(self, b: _Browser) -> _Spare | None:
         spare, b.spare = b.spare, None
         if spare is not None:
             self._spares_alive -= 1
         return spare
 
     async def _make_spare(self, b: _Browser) -> None:
+        options = b.spare_options
         try:
-            handle = await asyncio.wait_for(b.handle.new_context(None, self.spare_options),
+            handle = await asyncio.wait_for(b.handle.new_context(None, options),
                                             self._cfg.step_timeout_s)
             try:
                 page = await asyncio.wait_for(handle.new_page(), self._cfg.step_timeout_s)
@@ -519,10 +706,13 @@ class BrowserPool:
         finally:
             b.spare_task = None
         if b.usable and b.spare is None:
-            b.spare = (handle, page)
+            b.spare = _Spare(handle, page, options)
             self._spares_alive += 1
+            self._wake()  # a task waiting for a browser whose last context is closing
         else:
             await self._close_context(b, handle)
+        if b.usable and b.spare is not None and b.spare.options != b.spare_options:
+            self._prepare_spare(b)  # the browser's tasks changed options meanwhile
 
     async def _close_context(self, b: _Browser, handle: ContextHandle) -> None:
         if not b.dead:
@@ -585,7 +775,7 @@ class BrowserPool:
         contexts = [tc._handle for tc in b.task_contexts]
         spare = self._take_spare(b)
         if spare is not None:
-            contexts.append(spare[0])
+            contexts.append(spare.handle)
         ok = True
         if not b.dead:
             results = await asyncio.gather(

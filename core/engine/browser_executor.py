@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,14 @@ from ..errors import (
     StoreUnavailable,
     TaskError,
 )
-from ..flows import Checkpoint, FlowRegistry, ShopInfo, StepEvent, default_asset_dirs, run_flow
+from ..flows import (
+    Checkpoint,
+    FlowRegistry,
+    ShopInfo,
+    StepEvent,
+    default_asset_dirs,
+    run_flow,
+)
 from ..flows.evidence import redact_text
 from ..paths import data_dir
 from ..profiles import (
@@ -41,6 +50,10 @@ from ..vault import Vault
 from .control import Outcome, TaskControl
 
 log = logging.getLogger(__name__)
+
+PhaseTimer = Callable[[int, str, float], None]
+"""Told ``(task id, phase, seconds)`` for each phase of a task (see
+:attr:`BrowserExecutor.phase_timer`)."""
 
 
 class BrowserExecutor:
@@ -70,6 +83,13 @@ class BrowserExecutor:
         self.registry = registry or FlowRegistry.load([Path(d) for d in settings.flows.dirs])
         self.asset_dirs = default_asset_dirs(settings.assets.dirs)
         self.evidence_root = self.home / "evidence"
+        self.phase_timer: PhaseTimer | None = None
+        """None (the default: nothing is timed), or told ``(task id, phase, seconds)`` for
+        each phase of a task — ``shop`` (the wait for the shop's record and password, read
+        while the pool prepares the context), the pool's
+        (:data:`core.browser.pool.PhaseTimer`), ``gate`` per gated step, ``step:<action>``
+        per step, ``checkpoint`` per checkpoint written (``checkpoint_skipped`` when not
+        needed), ``flow`` for the whole run: the benchmark's per-phase breakdown."""
 
     @property
     def capacity(self) -> int:
@@ -80,6 +100,10 @@ class BrowserExecutor:
 
     async def close(self) -> None:
         await self.pool.close()
+
+    def prepare_context(self) -> None:
+        """A context is about to be wanted at once (urgent work preempts): have one ready."""
+        self.pool.prepare_context()
 
     def resources(self) -> dict[str, int]:
         st = self.pool.stats()
@@ -99,28 +123,64 @@ class BrowserExecutor:
 
     async def execute(self, task: ClaimedTask, ctl: TaskControl) -> Outcome:
         flow = self.registry.flow_for(task.flow, task.steps)
+        timer = self.phase_timer
+        clock = time.perf_counter
+        # The shop's profile decides which context the pool hands out (a spare only for equal
+        # options), so the shop is read before the context is asked for.
+        t_shop = clock()
         shop, options = await asyncio.to_thread(self._shop_info, task.shop)
+        if timer is not None:
+            timer(task.id, "shop", clock() - t_shop)
         checkpoint = Checkpoint.from_dict(task.checkpoint) if task.checkpoint else None
         evidence_dir = self.evidence_root / str(task.id) / f"attempt-{task.attempts}"
         steps = len(flow.steps)
+        written: dict[str, Any] = {"writes_done": (task.checkpoint or {}).get("writes_done")
+                                   or []}
 
         async def save(cp: Checkpoint) -> None:
-            await ctl.checkpoint(cp.to_dict())
+            data = cp.to_dict()
+            if ((cp.next_step >= steps or ctl.yield_requested) and cp.write_in_flight is None
+                    and list(cp.writes_done) == list(written["writes_done"])):
+                # Read progress that a durable write follows anyway: the flow's last
+                # checkpoint (the ack records the results) or a yield's (the release writes
+                # ctl.last_checkpoint in its own commit). No write finished since the last
+                # checkpoint written, so a crash before that commit costs replaying read
+                # steps, never a repeated write.
+                ctl.last_checkpoint = data
+                if timer is not None:
+                    timer(task.id, "checkpoint_skipped", 0.0)
+                return
+            t = clock()
+            await ctl.checkpoint(data)
+            written["writes_done"] = list(cp.writes_done)
+            if timer is not None:
+                timer(task.id, "checkpoint", clock() - t)
 
         async def gate(url: str) -> None:
             try:
                 domain = domain_of(url)
             except Exception:  # about:blank and the like still pass the global gate
                 domain = task.domain
+            t = clock()
             await ctl.gate(domain)
+            if timer is not None:
+                timer(task.id, "gate", clock() - t)
 
         def on_step(ev: StepEvent) -> None:
             if ev.index is not None and ev.status == "started":
                 ctl.progress(ev.index + 1, steps, ev.name or ev.action)
+            elif timer is not None and ev.status in ("done", "replayed", "skipped"):
+                name = "start_url" if ev.index is None else ev.action
+                timer(task.id, f"step:{name}", ev.duration_ms / 1000)
+
+        def pool_phase(phase: str, seconds: float) -> None:
+            assert timer is not None
+            timer(task.id, phase, seconds)
 
         try:
             return await self._execute(task, ctl, flow, shop, options, checkpoint, evidence_dir,
-                                       steps, save, gate, on_step)
+                                       steps, save, gate, on_step,
+                                       pool_phase if timer is not None else None)
         except TaskError as exc:
             if not options.has_proxy or isinstance(exc, ProxyFailed | Blocked | NeedsHuman):
                 raise
@@ -145,10 +205,12 @@ class BrowserExecutor:
     async def _execute(self, task: ClaimedTask, ctl: TaskControl, flow: Any, shop: ShopInfo,
                        options: ContextOptions, checkpoint: Checkpoint | None,
                        evidence_dir: Path, steps: int, save: Any, gate: Any,
-                       on_step: Any) -> Outcome:
+                       on_step: Any, pool_timer: Any) -> Outcome:
+        timer = self.phase_timer
         reloaded = False
         rescue = self.settings.rescue
-        async with self.pool.task_context(task.shop, options) as tc:
+        async with self.pool.task_context(task.shop, options, timer=pool_timer) as tc:
+            t_flow = time.perf_counter()
             ctl.browser_id = tc.browser_id
             while True:
                 try:
@@ -185,5 +247,7 @@ class BrowserExecutor:
                     log.error("task %s: unexpected error in its flow:\n%s", task.id,
                               redact_text("".join(traceback.format_exception(exc)), secrets))
                     raise TaskError(redact_text(f"internal error: {exc!r}", secrets)) from None
+            if timer is not None:
+                timer(task.id, "flow", time.perf_counter() - t_flow)
         cp: dict[str, Any] | None = result.checkpoint.to_dict() if result.checkpoint else None
         return Outcome(result.status, dict(result.results), cp)

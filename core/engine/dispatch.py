@@ -29,6 +29,15 @@ class Dispatcher(TaskAttempts):
     """Claims tasks while there are free slots and breakers allow, waits for change, and
     hands a busy slot to urgent work by cooperative preemption."""
 
+    _preempt_due = False
+    """Work was submitted in this process: look for urgent work at the next round, without
+    waiting for the preemption poll (which remains for other processes' submissions)."""
+
+    def _notice_submitted(self) -> None:
+        """The submit path's signal: new work may be urgent enough to preempt."""
+        self._preempt_due = True
+        self._poke()
+
     async def _dispatch_guarded(self) -> int | None:
         """One dispatcher round; None when the store could not be reached (after a pause)."""
         try:
@@ -46,7 +55,8 @@ class Dispatcher(TaskAttempts):
     async def _dispatch_once(self) -> int:
         if self._running and self.settings.preemption.enabled and not self._stopping:
             loop = asyncio.get_running_loop()
-            if loop.time() - self._last_preempt_check >= 0.1:
+            if self._preempt_due or loop.time() - self._last_preempt_check >= 0.1:
+                self._preempt_due = False
                 self._last_preempt_check = loop.time()
                 await self._preempt_round()
         if self.rate_limits.slowed:
@@ -114,15 +124,17 @@ class Dispatcher(TaskAttempts):
                 ctl.hard_cancelled = True
                 runner.cancel()
         before = {tid: ctl for tid, (_, ctl) in self._running.items()}
-        asked = await self.astore.run(self.store.preempt_requests, list(before))
+        # Both reads at once: each is a thread hop, and this runs while urgent work waits.
+        asked, cands = await asyncio.gather(
+            self.astore.run(self.store.preempt_requests, list(before)),
+            self.astore.run(self.store.urgent_waiting,
+                            self.settings.priority.preempt_threshold))
         for tid, why in asked.items():
             entry = self._running.get(tid)
             # The same attempt as when we asked: a request read just before this task was
             # released (which clears it) must not stop the task's next attempt.
             if entry is not None and entry[1] is before.get(tid) and not entry[1].preempted:
                 self._ask_yield(tid, None, why)
-        cands = await self.astore.run(self.store.urgent_waiting,
-                                        self.settings.priority.preempt_threshold)
         holders = [Holder(t.id, t.shop_id, t.score, t.preemptible, c.yield_requested)
                    for t, c in self.running_tasks()]
         for cid, shop_id, score in cands:
@@ -152,6 +164,9 @@ class Dispatcher(TaskAttempts):
             self.storm.record(victim.shop_id)
             self._urgent_pending[cid] = now
             self._ask_yield(victim.task_id, cid, why)
+            prepare = getattr(self.executor, "prepare_context", None)
+            if prepare is not None:  # the urgent task's context is made while the holder yields
+                prepare()
             holders = [h if h.task_id != victim.task_id else
                        Holder(h.task_id, h.shop_id, h.score, h.preemptible, True)
                        for h in holders]

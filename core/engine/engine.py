@@ -282,7 +282,7 @@ class Engine(Dispatcher):
     async def submit(self, specs: Sequence[TaskSpec], *, wait: bool = True) -> list[int]:
         ids = await self.astore.submit_many(specs, wait=wait)
         self.bus.publish(TasksSubmitted(self.clock.now(), tuple(ids)))
-        self._poke()
+        self._notice_submitted()  # by event: urgent work is looked for at once
         return ids
 
     async def bump(self, task_id: int, *, to: float | None = None,
