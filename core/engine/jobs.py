@@ -72,10 +72,12 @@ class BackgroundJobs(EngineStats):
         while True:
             await self.clock.sleep(every)
             ids = await self.astore.recover_expired()
-            # Heartbeat first: after a long pause (a laptop asleep, a stalled loop) this
-            # worker must not find itself silent and requeue its own running tasks.
+            # Heartbeat first (the console shows it), and never count this worker: after a
+            # long pause (a laptop asleep, a stalled loop) between its heartbeat and the check,
+            # it would find itself silent and requeue its own running tasks.
             await self._heartbeat()
-            lost = await self.astore.run(self.store.recover_lost_workers, lost_after)
+            lost = await self.astore.run(self.store.recover_lost_workers, lost_after,
+                                         alive=self.owner)
             if lost:
                 log.warning("requeued %d tasks of workers that stopped heartbeating",
                             len(lost))

@@ -295,8 +295,10 @@ class Store(Protocol):
     def worker_gone(self, owner: str) -> None:
         """A worker stopped cleanly."""
     def workers(self) -> list[WorkerInfo]: ...
-    def recover_lost_workers(self, lost_after_s: float) -> list[int]:
-        """Mark workers silent for ``lost_after_s`` lost and requeue their tasks now."""
+    def recover_lost_workers(self, lost_after_s: float, *, alive: str | None = None
+                             ) -> list[int]:
+        """Mark workers silent for ``lost_after_s`` lost and requeue their tasks now;
+        ``alive`` (the worker asking) is never among them."""
 
     def ticket_book(self) -> TicketStore: ...
 

@@ -355,3 +355,19 @@ def test_a_silent_worker_is_lost_and_its_tasks_are_requeued_at_once(
         store.ack(a, "dead")
     got = {t.id for t in store.claim_many("live", 5)}
     assert got == {a, b}
+
+
+def test_the_worker_asking_is_never_lost_however_old_its_heartbeat(
+        store_factory: StoreFactory, clock: FakeClock) -> None:
+    """A worker paused between its heartbeat and the check (a laptop asleep, a loaded machine,
+    a fake clock stepped in between) must not requeue its own running tasks."""
+    store = store_factory(queue={"lease_s": 600})
+    t = store.submit(spec(shop="pdd-1"))
+    store.heartbeat("me", info(running=1))
+    claimed = store.claim("me")
+    assert claimed is not None and claimed.id == t
+    clock.advance(120)                                # older than lost_after
+    assert store.recover_lost_workers(30, alive="me") == []
+    assert store.task(t).state is TaskState.RUNNING and store.task(t).lease_owner == "me"
+    assert {w.owner: w.state for w in store.workers()} == {"me": "alive"}
+    assert store.recover_lost_workers(30) == [t]      # asked by another: it is lost

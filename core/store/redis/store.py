@@ -549,11 +549,14 @@ class RedisStore(RedisGroups, RedisHolds, RedisReads):
         if self._r.exists(self.keys.worker(owner)):
             self._r.hset(self.keys.worker(owner), mapping={"state": "stopped", "running": "0"})
 
-    def recover_lost_workers(self, lost_after_s: float) -> list[int]:
-        """Mark workers silent for ``lost_after_s`` lost and requeue their tasks now."""
+    def recover_lost_workers(self, lost_after_s: float, *, alive: str | None = None
+                             ) -> list[int]:
+        """Mark workers silent for ``lost_after_s`` lost and requeue their tasks now.
+        ``alive``: the worker asking, never lost (it is running this check)."""
         now = self.clock.now()
         cutoff = now - lost_after_s
-        silent = self._r.zrangebyscore(self.keys.workers, "-inf", f"({cutoff!r}")
+        silent = [w for w in self._r.zrangebyscore(self.keys.workers, "-inf", f"({cutoff!r}")
+                  if (w.decode() if isinstance(w, bytes) else w) != alive]
         if not silent:
             return []
         return [int(x) for x in self._run("lost_workers", repr(cutoff), *sorted(silent),

@@ -263,11 +263,14 @@ class SqliteStore(SqliteGroups, SqliteHolds, SqliteQueue, SqliteReads):
             rec = {**json.loads(old), "state": "stopped", "running": 0}
             self.set_meta(f"worker:{owner}", json.dumps(rec, default=str))
 
-    def recover_lost_workers(self, lost_after_s: float) -> list[int]:
-        """Mark workers silent for ``lost_after_s`` lost; requeue their tasks now."""
+    def recover_lost_workers(self, lost_after_s: float, *, alive: str | None = None
+                             ) -> list[int]:
+        """Mark workers silent for ``lost_after_s`` lost; requeue their tasks now. ``alive``:
+        the worker asking, never lost (it is running this check)."""
         now = self.clock.now()
         lost = [w for w in self.workers()
-                if w.state == "alive" and now - w.heartbeat_at > lost_after_s]
+                if w.state == "alive" and now - w.heartbeat_at > lost_after_s
+                and w.owner != alive]
         out: list[int] = []
         for w in lost:
             self.set_meta(f"worker:{w.owner}",
