@@ -167,11 +167,7 @@ class Writer:
                     outcomes.append((fut, True, result))
             conn.execute("COMMIT")
         except BaseException as exc:
-            if conn.in_transaction:
-                try:
-                    conn.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
+            _rollback(conn)
             err = self._explain(exc)
             for _, fut in live:
                 if not fut.done():
@@ -192,11 +188,7 @@ class Writer:
             result = op(conn)
             conn.execute("COMMIT")
         except BaseException as exc:
-            if conn.in_transaction:
-                try:
-                    conn.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
+            _rollback(conn)
             fut.set_exception(self._explain(exc))
             return
         self.commits += 1
@@ -245,3 +237,12 @@ class Checkpointer:
                     pass  # busy or closing: the next round (or the backstop) catches up
         finally:
             conn.close()
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Undo the open transaction, if any (an error in it is already being reported)."""
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
