@@ -2,8 +2,11 @@
 :meth:`core.store.base.Store.task_page` and its siblings (row types and order in
 :mod:`core.store.pages`; the arguments are checked by :mod:`core.queries`).
 
-Each read is a keyset range on an index: ``tasks_ready`` for score, ``tasks_state`` for id
-(see :mod:`core.queries` for why). All functions block: call them off any event loop.
+Each read is a keyset range on an index: ``tasks_ready`` for score, ``tasks_state`` for id,
+``tasks_finished`` for history's finish time (see :mod:`core.queries` for why). The other
+orders (#15: every column of the console's tables) are a top-N sort of the state's rows after
+the cursor: measured at 100,000 rows a state (``bench/console_sort.py``), they were not worth
+an index each on the queue's write path. All functions block: call them off any event loop.
 """
 
 from __future__ import annotations
@@ -146,6 +149,8 @@ def _index_hint(state: str, sort: str, flt: TaskFilter) -> str:
     for ``state = 'queued'`` and then sorts a million rows; a hint keeps every page a seek."""
     if sort == "id":
         return "INDEXED BY tasks_state"
+    if sort == "finished" and state in ("done", "failed", "cancelled"):
+        return "INDEXED BY tasks_finished"  # #15: history's default order, a range
     if sort == "score" and state == "queued":
         return "INDEXED BY tasks_shop_ready" if flt.shop else "INDEXED BY tasks_ready"
     return ""

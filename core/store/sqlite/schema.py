@@ -236,10 +236,20 @@ def _v8(conn: sqlite3.Connection) -> None:
     _script(conn, OUTBOX_TABLES)
 
 
+# --- #15 history by finish time
+# v9: the history view's default order (finish time, newest first) as an index range: a
+# partial index over finished tasks only (the OR form, which SQLite matches against a query's
+# ``state = 'done'``; an IN list it would not), so claims and acks of live work never touch it.
+_V9 = """
+CREATE INDEX tasks_finished ON tasks (state, finished_at, id)
+    WHERE state = 'done' OR state = 'failed' OR state = 'cancelled';
+"""
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """SQL text, or a function run on the migration's connection (inside its transaction)."""
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _v8)
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _v8, _V9)
 FRESH_SCHEMA: str = _V1.replace(
     "    created_at   REAL NOT NULL\n);\nCREATE TABLE paused_domains",
     "    created_at   REAL NOT NULL,\n    allowed_origins TEXT NOT NULL DEFAULT '[]'\n);\n"
@@ -248,7 +258,7 @@ FRESH_SCHEMA: str = _V1.replace(
     "    last_error      TEXT\n);",
     "    last_error      TEXT,\n    evidence        TEXT,\n"
     "    crashes         INTEGER NOT NULL DEFAULT 0,\n    preempt_requested TEXT\n);"
-) + _V2 + _V4_TABLES + _V5_INDEX + _V7 + RESULTS_TABLE + _V7_SEARCH + OUTBOX_TABLES
+) + _V2 + _V4_TABLES + _V5_INDEX + _V7 + RESULTS_TABLE + _V7_SEARCH + OUTBOX_TABLES + _V9
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
