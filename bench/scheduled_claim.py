@@ -133,10 +133,9 @@ def run_sqlite(paths: dict[str, Path], n: int, rounds: int, claims: int,
 
 def run_redis(paths: dict[str, Path], n: int, rounds: int, claims: int,
               counts: dict[str, dict[str, int]]) -> None:
-    from core.testing.redis_server import RedisServer
-
     from core.store.redis.from_sqlite import migrate
     from core.store.redis.store import RedisStore
+    from core.testing.redis_server import RedisServer
 
     with RedisServer() as server:
         stores: dict[str, Store] = {}

@@ -7,10 +7,12 @@ every row before it). With 1,000,000 queued tasks the first page and every later
 same.
 
 Each view names the task states it shows and the sort orders it offers; every order ends with
-the task id, so it is total and a cursor is unambiguous. The orders are the ones an index
-serves (``tasks_ready`` for score, ``tasks_state`` for id); other orders would sort the whole
-table and are not offered. A multi-state view (history) reads each state through its index and
-merges the pages.
+the task id, so it is total and a cursor is unambiguous. Every column of a view's table has
+its order (#15). Score, id and history's finish time are served by an index (``tasks_ready``,
+``tasks_state``, ``tasks_finished``); the other orders, read only when an operator clicks a
+header, are a top-N sort of the view's states after the cursor (SQLite's sorter keeps
+``limit`` rows) — still keyset pages, just not a seek. A multi-state view (history) reads each
+state and merges the pages.
 
 The same functions serve every store: the reads are :class:`core.store.base.Store` methods,
 SQL in :mod:`core.store.sqlite.pages` and the Redis key layout in
@@ -53,20 +55,27 @@ VIEWS: dict[str, tuple[str, ...]] = {
 }
 """Console views and the task states each shows."""
 
-SortName = Literal["score", "id"]
+SortName = Literal["score", "id", "type", "shop", "platform", "state", "reason", "error_class",
+                   "error", "waited", "since", "deadline", "joins", "attempts", "hard",
+                   "finished", "took"]
+_COMMON: tuple[SortName, ...] = ("id", "type", "shop", "platform")
 SORTS: dict[str, tuple[SortName, ...]] = {
-    "pending": ("score", "id"),
-    "in_flight": ("score", "id"),
-    "suspended": ("score", "id"),
-    "quarantine": ("id", "score"),
-    "waiting_human": ("id", "score"),
-    "history": ("id",),
-    "scheduled": ("id",),
+    "pending": ("score", *_COMMON, "waited", "deadline", "attempts", "hard", "reason"),
+    "in_flight": ("score", *_COMMON, "since", "attempts"),
+    "suspended": ("score", *_COMMON, "since", "attempts", "error_class", "error"),
+    "quarantine": ("id", "score", *_COMMON[1:], "since", "attempts", "error_class", "error"),
+    "waiting_human": ("id", "score", *_COMMON[1:], "since", "attempts", "error_class",
+                      "error"),
+    "history": ("finished", *_COMMON, "state", "took", "attempts", "error_class", "error"),
+    "scheduled": ("id", "type", "shop", "platform", "joins", "deadline", "reason"),
 }
-"""Sort orders each view offers; the first is its default. ``id`` ascending is oldest first."""
+"""Sort orders each view offers (one per column of its table); the first is its default.
+``id`` ascending is oldest first. The orders themselves are in :mod:`core.store.pages`."""
 
 DEFAULT_DESCENDING: dict[tuple[str, str], bool] = {("history", "id"): True}
-"""Views whose default direction is reversed (history: newest first)."""
+"""Sorts whose default direction in a view is the reverse of their natural one (history by id:
+newest first). History's default sort, finish time, is newest first by nature."""
+
 
 @dataclass(frozen=True)
 class StepRow:

@@ -1,7 +1,15 @@
-"""The columns of every table, declared once: title, text, sort key."""
+"""The columns of every table, declared once: title, text, sort key.
+
+Every column of a task table (pending, scheduled, parked, history) names the store sort it
+selects (``sort=``, one of :data:`core.SORTS` for its view): clicking a header re-reads the
+view in that order from the store, in keyset pages. Types, platforms, states and errors sort by
+their stored code, not by the translated words shown (the store cannot sort by a translation);
+rows of one kind still come together.
+"""
 
 from __future__ import annotations
 
+import socket
 import time
 from typing import Any
 
@@ -34,6 +42,17 @@ def _err(r: Any) -> str:
     return (r.last_error or "").splitlines()[0][:200] if r.last_error else ""
 
 
+def _worker_text(r: Any) -> str:
+    """Who runs an in-flight task: this console, another worker on this computer (a headless
+    ``shopfleet worker``), or another host by name; "elsewhere" only for another host whose
+    name is unknown."""
+    if not r.remote:
+        return tr("this console")
+    if r.worker and r.worker == socket.gethostname():
+        return tr("another worker on this computer")
+    return str(r.worker) or tr("elsewhere")
+
+
 def _reason(r: Any) -> str:
     """Why the task is where it is: the error's headline when it failed, else core's words."""
     if getattr(r, "error_class", None) and r.state in ("waiting_human", "quarantined",
@@ -45,40 +64,43 @@ def _reason(r: Any) -> str:
 ID = Column("id", QT_TR_NOOP("ID"), _id, raw=lambda r: r.id, sort="id", right=True)
 SCORE = Column("score", QT_TR_NOOP("Score"), lambda r: f"{r.score:.2f}",
                raw=lambda r: (r.band, r.prio_key), sort="score", right=True)
-TYPE = Column("type", QT_TR_NOOP("Type"), lambda r: names.task_type(r.type), tip=lambda r: r.type)
-SHOP = Column("shop", QT_TR_NOOP("Shop"), lambda r: r.shop)
-PLATFORM = Column("platform", QT_TR_NOOP("Platform"), lambda r: names.platform(r.platform))
+TYPE = Column("type", QT_TR_NOOP("Type"), lambda r: names.task_type(r.type), tip=lambda r: r.type,
+              sort="type")
+SHOP = Column("shop", QT_TR_NOOP("Shop"), lambda r: r.shop, sort="shop")
+PLATFORM = Column("platform", QT_TR_NOOP("Platform"), lambda r: names.platform(r.platform),
+                  sort="platform")
 WAITED = Column("waited", QT_TR_NOOP("Waited"), lambda r: fmt_duration(_now() - r.created_at),
-                raw=lambda r: -r.created_at, live=True, right=True)
+                raw=lambda r: -r.created_at, live=True, right=True, sort="waited")
 DEADLINE = Column("deadline", QT_TR_NOOP("Deadline"), lambda r: fmt_in(r.deadline),
                   raw=lambda r: r.deadline or 0, live=True,
-                  tip=lambda r: fmt_time(r.deadline))
+                  tip=lambda r: fmt_time(r.deadline), sort="deadline")
 ATTEMPTS = Column("attempts", QT_TR_NOOP("Attempts"), _attempts, raw=lambda r: r.attempts,
-                  right=True)
-HARD = Column("hard", QT_TR_NOOP("Hard-aged"), _hard)
+                  right=True, sort="attempts")
+HARD = Column("hard", QT_TR_NOOP("Hard-aged"), _hard, sort="hard")
 REASON = Column("reason", QT_TR_NOOP("Reason"), _reason,
                 tip=lambda r: str(r.state_reason or "") + (f"\n{r.last_error}"
-                                                         if r.last_error else ""))
+                                                         if r.last_error else ""),
+                sort="reason")
 SINCE = Column("since", QT_TR_NOOP("Since"), lambda r: fmt_duration(_now() - r.updated_at),
                raw=lambda r: -r.updated_at, live=True, right=True,
-               tip=lambda r: fmt_time(r.updated_at))
+               tip=lambda r: fmt_time(r.updated_at), sort="since")
 ERROR_CLASS = Column("error_class", QT_TR_NOOP("Error"),
                      lambda r: names.error_headline(r.error_class),
-                     tip=lambda r: r.error_class or "")
+                     tip=lambda r: r.error_class or "", sort="error_class")
 ERROR = Column("error", QT_TR_NOOP("Details"),
                lambda r: (r.last_error or "").splitlines()[0][:200] if r.last_error else "",
-               tip=lambda r: r.last_error or "")
-STATE = Column("state", QT_TR_NOOP("State"), lambda r: names.state(r.state))
+               tip=lambda r: r.last_error or "", sort="error")
+STATE = Column("state", QT_TR_NOOP("State"), lambda r: names.state(r.state), sort="state")
 FINISHED = Column("finished", QT_TR_NOOP("Finished"), lambda r: fmt_time(r.finished_at),
-                  raw=lambda r: r.finished_at or 0)
+                  raw=lambda r: r.finished_at or 0, sort="finished")
 TOOK = Column("took", QT_TR_NOOP("Took"),
               lambda r: fmt_duration((r.finished_at or 0) - (r.started_at or r.created_at))
-              if r.finished_at else "", right=True)
+              if r.finished_at else "", right=True, sort="took")
 
 PENDING = [ID, SCORE, TYPE, SHOP, PLATFORM, WAITED, DEADLINE, ATTEMPTS, HARD, REASON]
 JOINS = Column("joins", QT_TR_NOOP("Joins the queue"), lambda r: fmt_in(r.not_before),
                raw=lambda r: r.not_before, live=True, right=True,
-               tip=lambda r: fmt_time(r.not_before))
+               tip=lambda r: fmt_time(r.not_before), sort="joins")
 SCHEDULED = [ID, TYPE, SHOP, PLATFORM, JOINS, DEADLINE, REASON]  # #18 delayed tasks
 PARKED = [ID, SCORE, TYPE, SHOP, PLATFORM, SINCE, ATTEMPTS, ERROR_CLASS, ERROR]
 HISTORY = [ID, TYPE, SHOP, PLATFORM, STATE, FINISHED, TOOK, ATTEMPTS, ERROR_CLASS, ERROR]
@@ -90,7 +112,7 @@ IN_FLIGHT = [
     Column("shop", QT_TR_NOOP("Shop"), lambda r: r.shop),
     Column("platform", QT_TR_NOOP("Platform"), lambda r: names.platform(r.platform)),
     Column("worker", QT_TR_NOOP("Worker"),
-           lambda r: tr("this console") if not r.remote else (r.worker or tr("elsewhere")),
+           _worker_text,
            tip=lambda r: r.owner),
     Column("step", QT_TR_NOOP("Step"),
            # 1-based as in the detail pane; a flow's last progress report is its end

@@ -32,14 +32,21 @@ class InFlightRow:
     remote: bool = False
 
 
+def host_of(owner: str) -> str:
+    """The host part of a lease owner id (``host/pid/nonce``, :func:`core.new_owner_id`)."""
+    return owner.split("/", 1)[0] if owner else ""
+
+
 def remote_row(r: TaskRow, worker: Any | None) -> InFlightRow:
-    """A task another worker (its registry entry, if alive) runs, from its store row: no step
-    progress, that stays on the worker."""
+    """A task another worker runs, from its store row: no step progress, that stays on the
+    worker. The worker is the task's lease owner (its registry entry, when alive, for the
+    host)."""
+    owner = r.lease_owner or (worker.owner if worker else "")
+    host = worker.host if worker is not None and worker.host else host_of(owner)
     return InFlightRow(id=r.id, type=r.type, shop=r.shop, platform=r.platform, domain=r.domain,
                        step=0, steps=0, step_name="", browser_id=None,
                        started_at=r.started_at or r.updated_at, score=r.score,
-                       preemptible=r.preemptible, worker=worker.host if worker else "",
-                       owner=worker.owner if worker else "", remote=True)
+                       preemptible=r.preemptible, worker=host, owner=owner, remote=True)
 
 
 def engine_snapshot(engine: Engine) -> tuple[EngineStatistics, list[InFlightRow]]:
@@ -53,15 +60,28 @@ def engine_snapshot(engine: Engine) -> tuple[EngineStatistics, list[InFlightRow]
 
 
 def fleet_running(page_rows: Any, workers: list[Any], here: str | None) -> list[InFlightRow]:
-    """The running tasks of ``page_rows`` that a worker other than ``here`` runs (or that no
-    live worker claims), each with the worker running it."""
+    """The running tasks of ``page_rows`` that a worker other than ``here`` holds, each with
+    the worker running it.
+
+    Whose task it is comes from the task's own lease (``lease_owner``, written by the claim),
+    not from the workers' heartbeats: a heartbeat lists its running tasks up to one interval
+    late, so a task this console had just claimed (not yet in the engine's snapshot) or just
+    finished (its row not yet written) used to look like another worker's — "elsewhere", a
+    second row for the shop, on a single PC. A task ``here`` holds is never remote: its row
+    comes from the engine's own snapshot, or from the next one.
+    """
+    by_owner = {w.owner: w for w in workers}
     by_task = {int(t): w for w in workers if w.state == "alive"
                for t in w.detail.get("running_ids", []) or []}
     out = []
     for r in page_rows:
-        w = by_task.get(r.id)
-        if here is None or w is None or w.owner != here:
-            out.append(remote_row(r, w))
+        owner = getattr(r, "lease_owner", None)
+        if here is not None and owner == here:
+            continue
+        w = by_owner.get(owner) if owner else by_task.get(r.id)
+        if here is not None and owner is None and w is not None and w.owner == here:
+            continue
+        out.append(remote_row(r, w))
     return out
 
 

@@ -275,7 +275,8 @@ class TablePanel(QWidget):
     def _sort_changed(self, column: int, order: Qt.SortOrder) -> None:
         assert isinstance(self.model, TaskTableModel)
         if not self.model.sortable(column):
-            # Only orders an index serves are offered (1,000,000 rows stay instant).
+            # A column without a store sort (none of the task tables' since #15) keeps the
+            # current order.
             header = self.view.horizontalHeader()
             header.blockSignals(True)
             header.setSortIndicator(self.model.sort_column(),

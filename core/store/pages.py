@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import InvalidInput
 
 Order = tuple[tuple[str, bool], ...]
 """Sort columns and whether each is descending; every order ends with the task id."""
 
-Cursor = tuple[int, ...]
+Value = int | float | str | None
+"""One sort column's value in a cursor (``None``: the column is NULL)."""
+
+Cursor = tuple[Value, ...]
+"""The last row's values in the order's columns: the next page starts after it."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,8 @@ class TaskRow:
     last_error: str | None
     band: int = 0
     prio_key: int = 0
+    lease_owner: str | None = None
+    """#15: the worker holding a running task (``host/pid/nonce``): whose task it is."""
 
 
 @dataclass(frozen=True)
@@ -90,10 +97,41 @@ class ShopRow:
 
 
 _ORDERS: dict[str, tuple[tuple[str, bool], ...]] = {
-    # (column, descending); every order ends with the id, so it is total.
+    # sort → (column, descending) in its natural direction (the header's "ascending" arrow);
+    # every order ends with the id, so it is total. Columns are TaskRow attributes, plus
+    # "took" (finish minus start, see sort_value). Only an order's first column may be NULL.
     "score": (("band", True), ("prio_key", True), ("id", False)),
     "id": (("id", False),),
+    "type": (("type", False), ("id", False)),
+    "shop": (("shop", False), ("id", False)),
+    "platform": (("platform", False), ("id", False)),
+    "state": (("state", False), ("id", False)),
+    "reason": (("state_reason", False), ("id", False)),
+    "error_class": (("error_class", False), ("id", False)),
+    "error": (("last_error", False), ("id", False)),
+    # waited / since: the shortest first (newest created / changed), as the columns read
+    "waited": (("created_at", True), ("id", False)),
+    "since": (("updated_at", True), ("id", False)),
+    "deadline": (("deadline", False), ("id", False)),
+    "joins": (("not_before", False), ("id", False)),
+    "attempts": (("attempts", False), ("id", False)),
+    "hard": (("band", True), ("id", False)),
+    # finished: newest first (history's default), ties newest id first
+    "finished": (("finished_at", True), ("id", True)),
+    "took": (("took", False), ("id", False)),
 }
+
+NULLABLE = frozenset({"deadline", "error_class", "last_error", "finished_at", "took"})
+"""Sort columns that may be NULL (``None``). NULL sorts after every value (last in an
+ascending order, first in a descending one), in every store."""
+
+TEXT = frozenset({"type", "shop", "platform", "state", "state_reason", "error_class",
+                  "last_error"})
+"""Sort columns holding text: compared by code point (SQLite's BINARY collation on UTF-8
+orders the same way)."""
+
+assert all(c not in NULLABLE for o in _ORDERS.values() for c, _ in o[1:]), \
+    "only the first column of an order may be NULL (the keyset ranges rely on it)"
 
 
 def order_of(sort: str, descending: bool) -> tuple[tuple[str, bool], ...]:
@@ -106,13 +144,58 @@ def order_of(sort: str, descending: bool) -> tuple[tuple[str, bool], ...]:
     return tuple((c, d != descending) for c, d in base)
 
 
+def sort_value(row: TaskRow, column: str) -> Value:
+    """A row's value in one sort column (``None`` for NULL)."""
+    if column == "took":
+        if row.finished_at is None:
+            return None
+        return row.finished_at - (row.started_at if row.started_at is not None
+                                  else row.created_at)
+    v = getattr(row, column)
+    if isinstance(v, bool):
+        return int(v)
+    return v  # type: ignore[no-any-return]
+
+
 def sort_values(row: TaskRow, order: tuple[tuple[str, bool], ...]) -> Cursor:
-    return tuple(int(getattr(row, c)) for c, _ in order)
+    """The row's cursor in this order: its values in the order's columns."""
+    return tuple(sort_value(row, c) for c, _ in order)
 
 
-def after_cursor_key(values: Cursor, order: tuple[tuple[str, bool], ...]) -> tuple[int, ...]:
-    """Sort values as a key that ascends in the order (descending columns negated)."""
-    return tuple(-v if d else v for v, (_, d) in zip(values, order, strict=True))
+class _Reversed:
+    """A sort key element that compares the other way round (a descending column)."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: tuple[Any, ...]) -> None:
+        self.v = v
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Reversed) and self.v == other.v
+
+    def __lt__(self, other: _Reversed) -> bool:
+        return other.v < self.v
+
+    def __gt__(self, other: _Reversed) -> bool:
+        return self.v < other.v
+
+    def __le__(self, other: _Reversed) -> bool:
+        return not self.v < other.v
+
+    def __ge__(self, other: _Reversed) -> bool:
+        return not other.v < self.v
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def after_cursor_key(values: Cursor, order: tuple[tuple[str, bool], ...]) -> tuple[Any, ...]:
+    """Sort values as a key that ascends in the order: NULL after every value, descending
+    columns compared the other way round."""
+    out: list[Any] = []
+    for v, (_, d) in zip(values, order, strict=True):
+        k = (1,) if v is None else (0, v)
+        out.append(_Reversed(k) if d else k)
+    return tuple(out)
 
 
 def merge_page(per_state: list[list[TaskRow]], order: tuple[tuple[str, bool], ...],

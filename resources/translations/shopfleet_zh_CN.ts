@@ -151,6 +151,10 @@
         <translation>本控制台</translation>
     </message>
     <message>
+        <source>another worker on this computer</source>
+        <translation>本机的另一个工作节点</translation>
+    </message>
+    <message>
         <source>elsewhere</source>
         <translation>其他节点</translation>
     </message>
@@ -1797,10 +1801,6 @@ Store: %2</source>
         <translation>无法下载浏览器：这台电脑连不上下载服务器（没有网络，或被代理、防火墙拦截）。请联网后重试，或安装无需下载的 Google Chrome 或 Microsoft Edge。</translation>
     </message>
     <message>
-        <source>The base URL must start with http:// or https://, e.g. %1.</source>
-        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
-    </message>
-    <message>
         <source>Welcome to ShopFleet</source>
         <translation>欢迎使用 ShopFleet</translation>
     </message>
@@ -1849,12 +1849,12 @@ Store: %2</source>
         <translation>用户名</translation>
     </message>
     <message>
-        <source>Shops to add: %1.</source>
-        <translation>要添加的店铺：%1。</translation>
-    </message>
-    <message>
         <source>Password</source>
         <translation>密码</translation>
+    </message>
+    <message>
+        <source>The base URL must start with http:// or https://, e.g. %1.</source>
+        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
     </message>
     <message>
         <source>Flows</source>
@@ -1899,6 +1899,10 @@ Store: %2</source>
     <message>
         <source>The database will be created at %1.</source>
         <translation>数据库将创建在 %1。</translation>
+    </message>
+    <message>
+        <source>Shops to add: %1.</source>
+        <translation>要添加的店铺：%1。</translation>
     </message>
     <message>
         <source>No shops yet: add them later in the console.</source>

@@ -283,6 +283,7 @@ ZH_CN = {
     "Workers": "工作节点",
     "this console": "本控制台",
     "elsewhere": "其他节点",
+    "another worker on this computer": "本机的另一个工作节点",
     "%1 ago": "%1 前",
     "Host": "主机",
     "Pool size": "浏览器池大小",

@@ -12,9 +12,9 @@ pending, score (shop)            ``P:q:shop:<id>`` by rank
 suspended, score                 ``P:q:suspended`` by rank
 any state, id                    ``P:state:<state>`` by score (= id) range
 any state, id (shop)             the smaller of ``P:state:<state>`` and ``P:shop_tasks:<id>``
-in flight / quarantine / waiting ``P:state:<state>`` read whole and sorted here: these states
-  for a person, score            are small (running ≤ the fleet's slots; the others wait for
-                                 a person). SQLite sorts them whole as well (no index).
+any other sort (every column     the state's ids as for id, rows read batch by batch, the
+  of the console's tables)       best ``limit`` after the cursor kept in a heap
+                                 (:func:`_sorted_rows`): O(rows in the state) per page
 ================================ =========================================================
 
 A cursor ``(band, prio_key, id)`` inside a queue set is found in O(log n): the cursor's own
@@ -32,6 +32,7 @@ letter folds). All functions block: call them off any event loop.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -59,7 +60,8 @@ BATCH = 500
 
 _FIELDS = ("key", "type", "shop_id", "state", "state_reason", "prio_key", "band",
            "preemptible", "created_at", "updated_at", "not_before", "deadline", "attempts",
-           "max_attempts", "started_at", "finished_at", "error_class", "last_error")
+           "max_attempts", "started_at", "finished_at", "error_class", "last_error",
+           "lease_owner")
 _QUEUE_SETS: dict[str, Callable[[Keys], str]] = {
     "queued": lambda k: k.ready, "suspended": lambda k: k.suspended}
 """States whose tasks also sit in a queue-ordered set (its key in :class:`Keys`)."""
@@ -151,7 +153,7 @@ class _Reader:
             attempts=_int(f["attempts"]), max_attempts=_int(f["max_attempts"]),
             started_at=_float(f["started_at"]), finished_at=_float(f["finished_at"]),
             error_class=_text(f["error_class"]), last_error=_text(f["last_error"]),
-            band=_int(f["band"]), prio_key=prio_key)
+            band=_int(f["band"]), prio_key=prio_key, lease_owner=_text(f["lease_owner"]))
 
     def shop_id(self, name: str) -> int | None:
         return next((i for i, s in self.shops.items() if s.name == name), None)
@@ -220,7 +222,7 @@ def _queue_ids(r: Any, key: str, after: Cursor | None, descending: bool
         start = 0
         end = int(r.zcard(key)) - 1
     else:
-        band, prio_key, tid = after
+        band, prio_key, tid = (int(v) if isinstance(v, int) else 0 for v in after)
         s, m = score(band, prio_key), member(tid)
         lb, present = _queue_lower_bound(r, key, s, m)
         start = lb
@@ -258,41 +260,11 @@ def _id_ids(r: Any, key: str, after: int | None, descending: bool) -> Iterator[l
         after = ids[-1]
 
 
-def _sorted_ids(rd: _Reader, key: str, order: tuple[tuple[str, bool], ...],
-                after: Cursor | None) -> Iterator[list[int]]:
-    """A small state's ids sorted here by (band, prio_key, id) (SQLite sorts these whole)."""
-    ids: list[int] = []
-    for batch in _id_ids(rd.r, key, None, False):
-        ids += batch
-    keyed: list[tuple[tuple[int, ...], int]] = []
-    for i in range(0, len(ids), BATCH):
-        chunk = ids[i:i + BATCH]
-        pipe = rd.r.pipeline(transaction=False)
-        for tid in chunk:
-            pipe.hmget(rd.k.task(tid), ("band", "prio_key"))
-        for tid, (band, pk) in zip(chunk, pipe.execute(), strict=True):
-            values = {"band": _int(band), "prio_key": _int(pk), "id": tid}
-            keyed.append((after_cursor_key(tuple(values[c] for c, _ in order), order), tid))
-    keyed.sort()
-    start = after_cursor_key(after, order) if after is not None else None
-    out = [tid for k, tid in keyed if start is None or k > start]
-    for i in range(0, len(out), BATCH):
-        yield out[i:i + BATCH]
-
-
-def _source(rd: _Reader, state: str, sort: str, order: tuple[tuple[str, bool], ...],
-            descending: bool, flt: TaskFilter, after: Cursor | None) -> Iterator[list[int]]:
-    """The ids of ``state`` in the order, after the cursor, from the cheapest set."""
+def _id_source(rd: _Reader, state: str, sid: int | None, after: int | None,
+               descending: bool) -> Iterator[list[int]]:
+    """The state's ids by id; with a shop, from the smaller of the state's and the shop's
+    sets (rows of other states are dropped by the caller)."""
     r, k = rd.r, rd.k
-    sid = rd.shop_id(flt.shop) if flt.shop else None
-    if flt.shop and sid is None:
-        return iter(())
-    if sort == "score":
-        if state == "queued" and sid is not None:
-            return _queue_ids(r, k.shop_queue(sid), after, descending)
-        if state in _QUEUE_SETS:
-            return _queue_ids(r, _QUEUE_SETS[state](k), after, descending)
-        return _sorted_ids(rd, k.state(state), order, after)
     key = k.state(state)
     if sid is not None:  # walk the smaller of the state's and the shop's sets
         pipe = r.pipeline(transaction=False)
@@ -301,15 +273,64 @@ def _source(rd: _Reader, state: str, sort: str, order: tuple[tuple[str, bool], .
         n_state, n_shop = pipe.execute()
         if int(n_shop) < int(n_state):
             key = k.shop_tasks(sid)
-    return _id_ids(r, key, after[0] if after is not None else None, descending)
+    return _id_ids(r, key, after, descending)
+
+
+def _sorted_rows(rd: _Reader, state: str, order: tuple[tuple[str, bool], ...],
+                 ok: Callable[[TaskRow], bool], sid: int | None, after: Cursor | None,
+                 limit: int) -> list[TaskRow]:
+    """The first ``limit`` matching rows of ``state`` after the cursor, in an order no set
+    keeps: the state's rows are read batch by batch and the best ``limit`` kept (a heap).
+
+    O(rows in the state) per page, in :data:`BATCH`-sized pipelines, memory O(limit). The
+    alternative — one sorted set per state and sort column, kept by every Lua script — would
+    add a write per index to every state change of the queue's hot path (``updated_at``
+    changes on each), and text columns do not fit a score; these orders are read by an
+    operator clicking a header, not by the engine.
+    """
+    start = after_cursor_key(after, order) if after is not None else None
+
+    def rows() -> Iterator[tuple[tuple[Any, ...], TaskRow]]:
+        for ids in _id_source(rd, state, sid, None, False):
+            for row in rd.rows(ids):
+                if row is None or row.state != state or not ok(row):
+                    continue
+                key = after_cursor_key(sort_values(row, order), order)
+                if start is None or key > start:
+                    yield key, row
+
+    return [row for _, row in heapq.nsmallest(limit, rows(), key=lambda kr: kr[0])]
+
+
+def _source(rd: _Reader, state: str, sort: str, descending: bool, flt: TaskFilter,
+            after: Cursor | None) -> Iterator[list[int]]:
+    """The ids of ``state`` in a set's order (score in a queue set, or id), after the
+    cursor, from the cheapest set."""
+    r, k = rd.r, rd.k
+    sid = rd.shop_id(flt.shop) if flt.shop else None
+    if sort == "score":
+        if state == "queued" and sid is not None:
+            return _queue_ids(r, k.shop_queue(sid), after, descending)
+        return _queue_ids(r, _QUEUE_SETS[state](k), after, descending)
+    last = after[0] if after is not None else None
+    assert last is None or isinstance(last, int)
+    return _id_source(rd, state, sid, last, descending)
 
 
 def _walk(rd: _Reader, state: str, sort: str, order: tuple[tuple[str, bool], ...],
-          descending: bool, flt: TaskFilter, after: Cursor | None) -> Iterator[TaskRow]:
-    """The matching rows of ``state`` in order after the cursor (read batch by batch)."""
+          descending: bool, flt: TaskFilter, after: Cursor | None, limit: int
+          ) -> Iterator[TaskRow]:
+    """The matching rows of ``state`` in order after the cursor (at least ``limit`` of
+    them when there are that many)."""
     ok = _matcher(rd, flt)
+    sid = rd.shop_id(flt.shop) if flt.shop else None
+    if flt.shop and sid is None:
+        return
+    if not (sort == "id" or (sort == "score" and state in _QUEUE_SETS)):
+        yield from _sorted_rows(rd, state, order, ok, sid, after, limit)
+        return
     start = after_cursor_key(after, order) if after is not None else None
-    for ids in _source(rd, state, sort, order, descending, flt, after):
+    for ids in _source(rd, state, sort, descending, flt, after):
         for row in rd.rows(ids):
             # The state check also drops a row that moved between two reads; the cursor
             # check drops one that a concurrent change shifted back before the cursor.
@@ -332,7 +353,7 @@ def task_page(store: _RedisStore, states: tuple[str, ...], *, sort: str, descend
     per_state: list[list[TaskRow]] = []
     for state in states:
         got: list[TaskRow] = []
-        for row in _walk(rd, state, sort, order, descending, flt, after):
+        for row in _walk(rd, state, sort, order, descending, flt, after, limit):
             got.append(row)
             if len(got) >= limit:
                 break
@@ -354,7 +375,7 @@ def count_filtered(store: _RedisStore, states: tuple[str, ...], flt: TaskFilter,
             sid = rd.shop_id(flt.shop)
             n += int(rd.r.zcard(rd.k.shop_queue(sid))) if sid is not None else 0
         else:
-            for _ in _walk(rd, state, "id", order, False, flt, None):
+            for _ in _walk(rd, state, "id", order, False, flt, None, cap + 1):
                 n += 1
                 if n > cap:
                     break

@@ -2,8 +2,11 @@
 :meth:`core.store.base.Store.task_page` and its siblings (row types and order in
 :mod:`core.store.pages`; the arguments are checked by :mod:`core.queries`).
 
-Each read is a keyset range on an index: ``tasks_ready`` for score, ``tasks_state`` for id
-(see :mod:`core.queries` for why). All functions block: call them off any event loop.
+Each read is a keyset range on an index: ``tasks_ready`` for score, ``tasks_state`` for id,
+``tasks_finished`` for history's finish time (see :mod:`core.queries` for why). The other
+orders (#15: every column of the console's tables) are a top-N sort of the state's rows after
+the cursor: measured at 100,000 rows a state (``bench/console_sort.py``), they were not worth
+an index each on the queue's write path. All functions block: call them off any event loop.
 """
 
 from __future__ import annotations
@@ -16,7 +19,16 @@ from typing import Any, Protocol
 from ...clock import Clock
 from ...config import Settings
 from ...priority import score_from_key
-from ..pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow, merge_page
+from ..pages import (
+    NULLABLE,
+    Cursor,
+    Order,
+    ShopRow,
+    TaskFilter,
+    TaskPage,
+    TaskRow,
+    merge_page,
+)
 from . import sql
 
 
@@ -32,7 +44,7 @@ class _Reader(Protocol):
 _ROW_COLUMNS = ("t.id, t.key, t.type, s.name AS shop, s.platform, s.domain, t.state, "
                 "t.state_reason, t.prio_key, t.band, t.preemptible, t.created_at, t.updated_at, "
                 "t.not_before, t.deadline, t.attempts, t.max_attempts, t.started_at, "
-                "t.finished_at, t.error_class, t.last_error")
+                "t.finished_at, t.error_class, t.last_error, t.lease_owner")
 
 
 def _filter_sql(flt: TaskFilter) -> tuple[list[str], list[Any]]:
@@ -62,22 +74,61 @@ def _filter_sql(flt: TaskFilter) -> tuple[list[str], list[Any]]:
     return where, params
 
 
-def _after(order: tuple[tuple[str, bool], ...], cursor: Cursor | None
-           ) -> Iterator[tuple[str, list[Any]]]:
-    """Conditions for "after ``cursor``", split so each one is a single index range.
+_EXPR = {"shop": "s.name", "platform": "s.platform",
+         "took": "(t.finished_at - coalesce(t.started_at, t.created_at))"}
+"""Sort columns that are not a ``tasks`` column of the same name."""
+
+
+def _expr(column: str) -> str:
+    return _EXPR.get(column, f"t.{column}")
+
+
+def _ranges(order: Order, cursor: Cursor | None) -> Iterator[tuple[str, list[Any], str]]:
+    """The rows after ``cursor`` as index ranges read one after another: ``(condition,
+    parameters, ORDER BY)`` each.
 
     Rows after (c1, c2, c3) in lexicographic order are: c1 = v1 and c2 = v2 and c3 beyond v3;
     then c1 = v1 and c2 beyond v2; then c1 beyond v1 — in that order. Reading those ranges
-    one after another keeps every read an index seek, which a single ``OR`` would not.
+    one after another keeps every read an index seek (where an index serves the order),
+    which a single ``OR`` would not. NULL sorts after every value (:data:`NULLABLE`), so
+    "beyond" a value of a nullable column is two ranges: the greater values, then the NULLs
+    (ascending); NULLs first, then the values (descending). Only an order's first column may
+    be NULL, so within a range the remaining columns sort plainly.
     """
+    def order_sql(cols: Order) -> str:
+        return ", ".join(f"{_expr(c)} {'DESC' if d else 'ASC'}" for c, d in cols)
+
     if cursor is None:
-        yield "", []
+        col, desc = order[0]
+        if col not in NULLABLE:
+            yield "", [], order_sql(order)
+            return
+        e = _expr(col)
+        parts = [f"{e} IS NULL", f"{e} IS NOT NULL"]
+        for cond in (parts if desc else parts[::-1]):
+            yield cond, [], order_sql(order)
         return
     for i in range(len(order) - 1, -1, -1):
-        parts = [f"t.{c} = ?" for c, _ in order[:i]]
+        prefix: list[str] = []
+        params: list[Any] = []
+        for (c, _), v in zip(order[:i], cursor, strict=False):
+            if v is None:
+                prefix.append(f"{_expr(c)} IS NULL")
+            else:
+                prefix.append(f"{_expr(c)} = ?")
+                params.append(v)
         col, desc = order[i]
-        parts.append(f"t.{col} {'<' if desc else '>'} ?")
-        yield " AND ".join(parts), list(cursor[: i + 1])
+        e, v = _expr(col), cursor[i]
+        beyond: list[tuple[str, list[Any]]] = []
+        if v is None:
+            if desc:
+                beyond.append((f"{e} IS NOT NULL", []))
+        else:
+            beyond.append((f"{e} {'<' if desc else '>'} ?", [v]))
+            if col in NULLABLE and not desc:
+                beyond.append((f"{e} IS NULL", []))
+        for cond, cparams in beyond:
+            yield " AND ".join([*prefix, cond]), params + cparams, order_sql(order[i:])
 
 
 def _row(r: Any, now: float, aging_per_s: float) -> TaskRow:
@@ -89,7 +140,8 @@ def _row(r: Any, now: float, aging_per_s: float) -> TaskRow:
         updated_at=r["updated_at"], not_before=r["not_before"], deadline=r["deadline"],
         attempts=r["attempts"], max_attempts=r["max_attempts"], started_at=r["started_at"],
         finished_at=r["finished_at"], error_class=r["error_class"],
-        last_error=r["last_error"], band=int(r["band"]), prio_key=int(r["prio_key"]))
+        last_error=r["last_error"], band=int(r["band"]), prio_key=int(r["prio_key"]),
+        lease_owner=r["lease_owner"])
 
 
 def _index_hint(state: str, sort: str, flt: TaskFilter) -> str:
@@ -97,7 +149,9 @@ def _index_hint(state: str, sort: str, flt: TaskFilter) -> str:
     for ``state = 'queued'`` and then sorts a million rows; a hint keeps every page a seek."""
     if sort == "id":
         return "INDEXED BY tasks_state"
-    if state == "queued":
+    if sort == "finished" and state in ("done", "failed", "cancelled"):
+        return "INDEXED BY tasks_finished"  # #15: history's default order, a range
+    if sort == "score" and state == "queued":
         return "INDEXED BY tasks_shop_ready" if flt.shop else "INDEXED BY tasks_ready"
     return ""
 
@@ -105,7 +159,6 @@ def _index_hint(state: str, sort: str, flt: TaskFilter) -> str:
 def task_page(store: _Reader, states: tuple[str, ...], *, sort: str, order: Order,
               flt: TaskFilter, after: Cursor | None, limit: int) -> TaskPage:
     """One page of tasks in these states, in ``order``, after the cursor ``after``."""
-    order_sql = ", ".join(f"t.{c} {'DESC' if d else 'ASC'}" for c, d in order)
     fwhere, fparams = _filter_sql(flt)
     now = store.clock.now()
     aging = store.settings.priority.aging_per_min / 60.0
@@ -114,7 +167,7 @@ def task_page(store: _Reader, states: tuple[str, ...], *, sort: str, order: Orde
     for state in states:
         got: list[TaskRow] = []
         hint = _index_hint(state, sort, flt)
-        for cond, cparams in _after(order, after):
+        for cond, cparams, order_sql in _ranges(order, after):
             # The state is a literal (from VIEWS, never user input): SQLite can use a partial
             # index only when the query's WHERE names its condition literally.
             where = [f"t.state = '{state}'", *fwhere] + ([cond] if cond else [])

@@ -268,7 +268,16 @@ ALTER TABLE shops ADD COLUMN profile TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE shops ADD COLUMN proxy_password_enc BLOB;
 """
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _v8, _V9, _V10)
+# --- #15 history by finish time
+# v11: the history view's default order (finish time, newest first) as an index range: a
+# partial index over finished tasks only (the OR form, which SQLite matches against a query's
+# ``state = 'done'``; an IN list it would not), so claims and acks of live work never touch it.
+_V11 = """
+CREATE INDEX tasks_finished ON tasks (state, finished_at, id)
+    WHERE state = 'done' OR state = 'failed' OR state = 'cancelled';
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _v8, _V9, _V10, _V11)
 _FRESH_HEAD: str = _V1.replace(
     "CREATE INDEX tasks_leases ON tasks (lease_until) WHERE state = 'running';\n", ""
 ).replace(
@@ -286,7 +295,7 @@ SCHEMA_VERSION = len(MIGRATIONS)
 @functools.cache
 def fresh_schema() -> str:
     """What a new database gets in one go (``FRESH_SCHEMA``): every migration's end state."""
-    return _FRESH_HEAD + _v7_search() + _outbox_tables() + _V9
+    return _FRESH_HEAD + _v7_search() + _outbox_tables() + _V9 + _V11
 
 
 def __getattr__(name: str) -> Any:
