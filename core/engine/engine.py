@@ -173,15 +173,19 @@ class Engine(Dispatcher):
         cands: list[float] = []
         if due is not None and due > now:
             cands.append(due - now)
-        automatic = False
+        probing = False
         for v in self.breakers.views():
             if v.state is BreakerState.OPEN and v.next_probe_at is not None:
+                # held until the breaker's next probe: that is when it may be claimable
                 cands.append(max(0.0, v.next_probe_at - now))
-                automatic = True
             elif v.state is BreakerState.HALF_OPEN:
-                automatic = True
-        if due is not None and due <= now and (automatic or counts.get("running", 0)):
-            cands.append(self.poll_s)  # claimable by time, held by a probe or another worker
+                probing = True
+        # Claimable by time and held only by a probe about to be claimed or by another
+        # worker's running task: look again soon. (An open breaker is not a reason to poll:
+        # its next probe is the time to wait for, and a probe beyond the reach ends the run
+        # with the work left said, instead of waiting forever, #15.)
+        if due is not None and due <= now and (probing or counts.get("running", 0)):
+            cands.append(self.poll_s)
         return min(cands) if cands else None
 
     async def _sleep_or_wake(self, seconds: float) -> None:
