@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -53,6 +53,11 @@ scrolling."""
 Index = QModelIndex | QPersistentModelIndex
 
 
+class ReaderClosed(RuntimeError):
+    """A read asked for after the window closed its reader (a late timer or task): nothing to
+    show any more, so nothing to report."""
+
+
 class Reader:
     """Runs blocking store reads on two worker threads, awaited on the window's loop."""
 
@@ -61,8 +66,15 @@ class Reader:
         self.closed = False
 
     async def __call__(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        if self.closed:
+            raise ReaderClosed("the console's reader is closed")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, partial(fn, *args, **kwargs))
+        try:
+            return await loop.run_in_executor(self._pool, partial(fn, *args, **kwargs))
+        except RuntimeError as exc:
+            if self.closed:  # shut down between the check and the submit
+                raise ReaderClosed("the console's reader is closed") from exc
+            raise
 
     def close(self) -> None:
         self.closed = True
@@ -324,7 +336,7 @@ class TaskTableModel(KeyedTableModel):
         self.flt = TaskFilter()
         self.sort_name: str = SORTS[view][0]
         self.descending: bool | None = None
-        self._cursor: tuple[int, ...] | None = None
+        self._cursor: tuple[int | float | str | None, ...] | None = None  # keyset values
         self._more = False
         self._busy = False
         self._tasks: set[asyncio.Task[None]] = set()
@@ -373,7 +385,12 @@ class TaskTableModel(KeyedTableModel):
     def mark_stale(self, *_: object) -> None:
         self.stale = True
 
-    def _spawn(self, coro: Awaitable[None]) -> None:
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        if self.reader.closed:
+            # The window is closing (or closed): a signal from a widget being torn down
+            # asks for a read that nobody will see. Not started, and not left un-awaited.
+            coro.close()
+            return
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

@@ -32,7 +32,7 @@ from .dashboard import Dashboard
 from .detail import DetailPane
 from .i18n import tr
 from .inflight import InFlightRow, engine_snapshot, fleet_running, merge_in_flight
-from .models import KeyedTableModel, ListTableModel, Reader, TaskTableModel
+from .models import KeyedTableModel, ListTableModel, Reader, ReaderClosed, TaskTableModel
 from .navigation import Navigation
 from .panels import TablePanel
 from .results_view import NotifyStatus
@@ -185,8 +185,9 @@ class RefreshMixin(_Base):
 
         def done(t: asyncio.Task[Any]) -> None:
             self._tasks.discard(t)
-            if not t.cancelled() and t.exception() is not None and not self._closing:
-                log.error("console task failed", exc_info=t.exception())
+            exc = None if t.cancelled() else t.exception()
+            if exc is not None and not self._closing and not isinstance(exc, ReaderClosed):
+                log.error("console task failed", exc_info=exc)
         task.add_done_callback(done)
 
     # -- events → stale ------------------------------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMenu
 
@@ -206,9 +206,11 @@ def test_the_view_sort_and_filters_are_remembered(window: Any, run: Run) -> None
         assert again.current_key() == "history"
         assert again.panels["history"].text.text() == "temu"
     finally:
+        # As its close would: no timer fires into it later, and no read starts after this.
+        again._closing = True
+        for timer in again.findChildren(QTimer):
+            timer.stop()
         again.reader.close()
-        again.refresh_timer.stop()
-        again.poll_timer.stop()
         again.deleteLater()
 
 
