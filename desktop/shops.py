@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,7 @@ from core import (
     ShopFleetError,
     ShopImport,
     ShopProfile,
+    ShopRow,
     Store,
     check_exits,
     check_shop_table,
@@ -70,22 +71,13 @@ from .screen import fit_to_screen
 
 
 @dataclass(frozen=True)
-class ShopLine:
-    """A row of the Shops view: the shop's work now and what it needs to log in."""
+class ShopLine(ShopRow):
+    """A row of the Shops view: core's :class:`core.ShopRow` (the shop's work now) and what it
+    needs to log in and to reach its site."""
 
-    name: str
-    platform: str
-    domain: str
-    base_url: str
-    paused: bool
-    domain_paused: bool
-    queued: int
-    running: int
-    waiting: int
     username: str = ""
     has_password: bool = False
     allowed_origins: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
     # --- #17 the shop's network identity
     profile: ShopProfile = field(default_factory=ShopProfile)
     has_proxy_password: bool = False
@@ -108,13 +100,11 @@ def load_shop_lines(store: Store, proxy_down: Mapping[str, str] | None = None
     out = []
     for r in shop_rows(store):
         rec = records.get(r.name)
+        work = {f.name: getattr(r, f.name) for f in fields(ShopRow)}
         out.append(ShopLine(
-            name=r.name, platform=r.platform, domain=r.domain, base_url=r.base_url,
-            paused=r.paused, domain_paused=r.domain_paused, queued=r.queued, running=r.running,
-            waiting=r.waiting, username=rec.username if rec else "",
+            **work, username=rec.username if rec else "",
             has_password=bool(rec and rec.has_password),
             allowed_origins=tuple(rec.allowed_origins) if rec else (),
-            tags=tuple(r.tags),
             profile=rec.profile if rec else ShopProfile(),
             has_proxy_password=bool(rec and rec.has_proxy_password),
             proxy_down=down.get(r.name, ""), exit_warnings=tuple(warned.get(r.name, ()))))
