@@ -6,8 +6,9 @@ change to this facade is a visible decision.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .lazy import lazy_names
 
 if TYPE_CHECKING:
     # What type checkers see (the names re-exported explicitly): a test checks that it names
@@ -377,13 +378,7 @@ from .version import __version__  # noqa: E402  (one place, also for the self-te
 __all__ = ["__version__", *sorted(_WHERE)]
 
 
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(where, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:

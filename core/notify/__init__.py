@@ -10,8 +10,9 @@ HTTP client behind delivery (every ``shopfleet`` command pays its imports at sta
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
 
 if TYPE_CHECKING:
     from .delivery import backoff_s as backoff_s
@@ -77,13 +78,7 @@ _WHERE: dict[str, str] = {
 __all__ = sorted(_WHERE)
 
 
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:
