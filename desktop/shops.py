@@ -67,7 +67,7 @@ from core import (
 
 from . import palette
 from .i18n import tr
-from .screen import fit_to_screen
+from .screen import fit_to_screen, scrolling
 
 
 @dataclass(frozen=True)
@@ -282,9 +282,15 @@ class ShopDialog(KeepsInput):
         form.addRow(tr("Password"), self.password)
         form.addRow(tr("Other allowed origins"), self.origins)
         form.addRow(tr("Tags"), self.tags)
+        # The fields scroll (the profile group made the form taller than a 600-pixel
+        # screen); the error line and the buttons stay in view.
+        page = QWidget(self)
+        fields_lay = QVBoxLayout(page)
+        fields_lay.setContentsMargins(0, 0, 0, 0)
+        fields_lay.addLayout(form)
+        fields_lay.addWidget(self.profile)
         lay = QVBoxLayout(self)
-        lay.addLayout(form)
-        lay.addWidget(self.profile)
+        lay.addWidget(scrolling(page), 1)
         lay.addWidget(self.error)
         lay.addWidget(self.buttons)
         fit_to_screen(self, 560, 640)

@@ -229,7 +229,7 @@ def test_every_dialog_fits_1024_by_600(window: Any, run: Run, store: SqliteStore
     run.until(lambda: window.models["tickets"].rowCount() == 1)
     select(window, run, "tickets", window.models["tickets"].row_at(0).id)
     opened = []
-    for key in ("submit", "gate_rate", "settings", "answer"):
+    for key in ("submit", "gate_rate", "settings", "answer", "add_shop"):
         trigger(window, key)
         run.until(lambda: window.dialog is not None and window.dialog.isVisible()
                   and window.dialog not in opened)
