@@ -213,11 +213,16 @@ class PlaywrightBrowser:
         await self._browser.close()
 
     async def kill(self) -> None:
+        # One thread does both, so a caller that stops waiting (a timeout) cannot leave the
+        # killed browser's profile folder behind: the thread finishes the removal regardless.
+        await asyncio.to_thread(self._kill_and_remove)
+
+    def _kill_and_remove(self) -> None:
         if self._pid is not None:
-            await asyncio.to_thread(_kill_tree, self._pid, self._created, self._kill_timeout_s)
+            _kill_tree(self._pid, self._created, self._kill_timeout_s)
         if self._profile_dir and os.path.isdir(self._profile_dir):
             # Playwright removes it on a clean close; after a kill it may be left behind.
-            await asyncio.to_thread(_remove_dir, self._profile_dir, self._kill_timeout_s)
+            _remove_dir(self._profile_dir, self._kill_timeout_s)
 
 
 class PlaywrightLauncher:

@@ -336,10 +336,11 @@ class BrowserPool:
             b.closing = True
         stuck = await asyncio.gather(*(self._close_politely(b) for b in browsers))
         if not await self._timed(self._launcher.stop(), t, "stopping the browser driver"):
-            await self._timed(self._launcher.kill(), t, "killing the browser driver")
+            await self._timed(self._launcher.kill(), self._kill_bound(),
+                              "killing the browser driver")
         # Kill is idempotent: it also reaps what a polite close left (temp profiles).
-        await asyncio.gather(*(self._timed(b.handle.kill(), t, f"killing browser {b.id}")
-                               for b in browsers))
+        await asyncio.gather(*(self._timed(b.handle.kill(), self._kill_bound(),
+                                           f"killing browser {b.id}") for b in browsers))
         for b, was_stuck in zip(browsers, stuck, strict=True):
             if was_stuck:
                 log.warning("browser %s did not close within %.1fs and was killed", b.id, t)
@@ -451,6 +452,11 @@ class BrowserPool:
             fut = self._waiters.popleft()
             if not fut.done():
                 fut.set_result(None)
+
+    def _kill_bound(self) -> float:
+        """How long a kill may take: waiting for the process tree to die (``close_timeout_s``),
+        then removing its profile folder (as long again), with room for a busy machine."""
+        return 3 * self._cfg.close_timeout_s + 1.0
 
     async def _timed(self, aw: Awaitable[Any], timeout_s: float, what: str) -> bool:
         """Await with a timeout; False (logged) on timeout or error."""
@@ -737,7 +743,7 @@ class BrowserPool:
         self._wake()
 
     async def _reap(self, b: _Browser) -> None:
-        await self._timed(b.handle.kill(), self._cfg.close_timeout_s, f"reaping browser {b.id}")
+        await self._timed(b.handle.kill(), self._kill_bound(), f"reaping browser {b.id}")
         if not b.task_contexts:
             self._forget(b)
 
@@ -760,7 +766,7 @@ class BrowserPool:
         log.info("retiring browser %s: %s", b.id, why)
         stuck = await self._close_politely(b)
         if stuck:
-            await self._timed(b.handle.kill(), self._cfg.close_timeout_s, f"killing browser {b.id}")
+            await self._timed(b.handle.kill(), self._kill_bound(), f"killing browser {b.id}")
         if count:
             self._retired += 1
         self._forget(b)
