@@ -33,12 +33,20 @@ class TaskAttempts(BackgroundJobs):
     written shielded from cancellation; a failure goes through the rescue chain (rule,
     ticket, quarantine, retry) and feeds the breakers and gates."""
 
-    async def _run_task(self, task: ClaimedTask, ctl: TaskControl) -> None:
-        breaker = self.breakers.get(task.domain)
-        probe = breaker.started()
+    def _mark_probe(self, task: ClaimedTask) -> bool:
+        """Right after the claim, before another dispatcher round can look: is this task its
+        half-open domain's probe (and its shop's proxy probe)? Marked here, not when the
+        task's coroutine first runs — a round in between would see the breaker still
+        waiting for a probe and claim a second one."""
+        probe = self.breakers.get(task.domain).started()
         pname = proxy_breaker(task.shop)
         if pname in self.breakers.probing_domains() and self.breakers.get(pname).started():
             self._proxy_probes.add(task.id)  # this task tries the shop's proxy again
+        return probe
+
+    async def _run_task(self, task: ClaimedTask, ctl: TaskControl, probe: bool) -> None:
+        breaker = self.breakers.get(task.domain)
+        pname = proxy_breaker(task.shop)
         try:
             try:
                 outcome = await self.executor.execute(task, ctl)

@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
+from core.config import Settings
 from core.engine import Engine
 from core.engine.breakers import BreakerState
 from core.events import TicketOpened
 from core.store import SqliteStore, TaskState
 from core.testing import FakeClock, FakeExecutor
-from tests.conftest import StoreFactory
+from tests.conftest import StoreFactory, add_demo_shops
 from tests.unit.test_rescue import engine_for, task
 
 DOMAIN = "pdd.shopfleet.test"
@@ -34,10 +38,36 @@ class Outage(FakeExecutor):
         return await super().execute(t, ctl)
 
 
+OUTAGE_SETTINGS: dict[str, Any] = {
+    "queue": {"max_attempts": 2, "retry_backoff_s": 1},
+    "breakers": {"failures": 100, "backoff_s": BACKOFF_S, "backoff_max_s": 16 * BACKOFF_S}}
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def any_store(request: pytest.FixtureRequest, make_store: StoreFactory,
+              clock: FakeClock) -> Iterator[StoreFactory]:
+    """The same rule on both stores (the requeue is the store's ``release(delay_s)``)."""
+    if request.param == "sqlite":
+        yield make_store
+        return
+    from core.store.redis.store import RedisStore
+    url: str = request.getfixturevalue("redis_url")
+    opened: list[Any] = []
+
+    def make(**sections: dict[str, Any]) -> Any:
+        store = RedisStore(url, settings=Settings().with_changes(**sections), clock=clock,
+                           prefix="outage")
+        opened.append(store)
+        add_demo_shops(store)
+        return store
+
+    yield make
+    for st in opened:
+        st.close()
+
+
 def outage_store(make_store: StoreFactory) -> tuple[SqliteStore, list[int]]:
-    store = make_store(queue={"max_attempts": 2, "retry_backoff_s": 1},
-                       breakers={"failures": 100, "backoff_s": BACKOFF_S,
-                                 "backoff_max_s": 16 * BACKOFF_S})
+    store = make_store(**OUTAGE_SETTINGS)
     for n in (3, 4):  # four pdd shops: four of its tasks run into the outage together
         store.add_shop(f"pdd-{n}", platform="pdd", base_url=f"http://{DOMAIN}/shop/pdd-{n}")
     # Two tasks a shop: the first four are in flight when the outage hits, the other four
@@ -52,8 +82,8 @@ def held(store: SqliteStore, ids: list[int]) -> list[tuple[TaskState, int]]:
 
 
 def test_tasks_stopped_by_an_outage_are_due_at_the_probe_and_all_run_once_it_succeeds(
-        make_store: StoreFactory, clock: FakeClock) -> None:
-    store, ids = outage_store(make_store)
+        any_store: StoreFactory, clock: FakeClock) -> None:
+    store, ids = outage_store(any_store)
     ex = Outage()
     engine, _ex, seen = engine_for(store, clock, ex)
     t0 = clock.now()
