@@ -202,6 +202,22 @@ NETWORK_ERRORS: tuple[str, ...] = (
 """Chromium's ``net::`` errors that mean the network path, not the site's answer."""
 
 
+UNSENT_NETWORK_ERRORS: tuple[str, ...] = (
+    "ERR_NAME_NOT_RESOLVED", "ERR_NAME_RESOLUTION_FAILED", "ERR_DNS_TIMED_OUT",
+    "ERR_CONNECTION_REFUSED", "ERR_INTERNET_DISCONNECTED", "ERR_ADDRESS_UNREACHABLE",
+    "ERR_NETWORK_ACCESS_DENIED", "ERR_PROXY_CONNECTION_FAILED",
+)
+"""The :data:`NETWORK_ERRORS` that stop a request before it is sent: no address for the name,
+no connection to the site (or to its proxy), no network. The others — a connection reset or
+closed, an empty response, a timed-out connection, a changed network, a failed tunnel — may
+come after the request went out, so a write they cut off has an unknown outcome."""
+
+
+def is_unsent_network_error(text: str) -> bool:
+    """Does this browser error say the request never left (:data:`UNSENT_NETWORK_ERRORS`)?"""
+    return any(f"net::{code}" in text for code in UNSENT_NETWORK_ERRORS)
+
+
 def is_network_error(text: str) -> bool:
     """Does this browser error message name a network-path failure (:data:`NETWORK_ERRORS`)?"""
     return any(f"net::{code}" in text for code in NETWORK_ERRORS)

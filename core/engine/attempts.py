@@ -20,7 +20,7 @@ from ..errors import (
 from ..events import GateChanged, GateHeld, ShopProxyChanged, TaskStateChanged, TicketOpened
 from ..store import ClaimedTask
 from ..tickets import Rule, Signature
-from .breakers import BreakerState, proxy_breaker
+from .breakers import BreakerState, outage_probe_delay, proxy_breaker
 from .control import Outcome, TaskControl
 from .jobs import BackgroundJobs
 from .rescue import Verdict, decide, signature_of
@@ -33,12 +33,20 @@ class TaskAttempts(BackgroundJobs):
     written shielded from cancellation; a failure goes through the rescue chain (rule,
     ticket, quarantine, retry) and feeds the breakers and gates."""
 
-    async def _run_task(self, task: ClaimedTask, ctl: TaskControl) -> None:
-        breaker = self.breakers.get(task.domain)
-        probe = breaker.started()
+    def _mark_probe(self, task: ClaimedTask) -> bool:
+        """Right after the claim, before another dispatcher round can look: is this task its
+        half-open domain's probe (and its shop's proxy probe)? Marked here, not when the
+        task's coroutine first runs — a round in between would see the breaker still
+        waiting for a probe and claim a second one."""
+        probe = self.breakers.get(task.domain).started()
         pname = proxy_breaker(task.shop)
         if pname in self.breakers.probing_domains() and self.breakers.get(pname).started():
             self._proxy_probes.add(task.id)  # this task tries the shop's proxy again
+        return probe
+
+    async def _run_task(self, task: ClaimedTask, ctl: TaskControl, probe: bool) -> None:
+        breaker = self.breakers.get(task.domain)
+        pname = proxy_breaker(task.shop)
         try:
             try:
                 outcome = await self.executor.execute(task, ctl)
@@ -245,13 +253,18 @@ class TaskAttempts(BackgroundJobs):
             wait = exc.retry_after_s
             why = f"rate limited: waits {wait:g}s for {task.domain}'s gate (no attempt used)"
         elif isinstance(exc, NetworkDown):
-            # The network path failed: pause claims for the domain at once; after the
-            # breaker's back-off one probe task tries the path again.
-            if breaker.record_failure(probe=True):
+            # The network path failed: claims for the domain pause at once; the task is due
+            # at the breaker's next probe — the moment the path is tried again — not after
+            # a back-off of its own, so when the probe succeeds every task the outage held
+            # is claimable at once. Only the probe's own outage backs the breaker off
+            # further; tasks already in flight when it opened leave the probe time alone.
+            if breaker.record_outage(probe=probe):
                 self._breaker_event(task.domain, f"{exc.error_class}: {exc}")
-            wait = self._until_probe(task.domain)
-            why = (f"network down: claims for {task.domain} paused, a probe in {wait:.0f}s "
-                   "(no attempt used)")
+            view = await self.breakers.settled(task.domain)
+            now = self.clock.now()
+            wait = outage_probe_delay(view, now)
+            why = (f"network down: claims for {task.domain} paused, due at its next probe in "
+                   f"{wait:.0f}s (no attempt used)")
         elif isinstance(exc, SiteFailed):
             opened = breaker.record_failure(probe=probe)
             if opened:

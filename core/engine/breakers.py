@@ -117,6 +117,19 @@ class CircuitBreaker:
             return True
         return False
 
+    def record_outage(self, *, probe: bool = False) -> bool:
+        """The network path to the domain failed (DNS, refused, offline); returns True if this
+        opened the breaker. A closed breaker opens at once (no threshold: the path is down);
+        the probe's outage opens it again with a longer back-off; any other outage while it
+        is open or half-open (a task claimed before it opened) changes nothing, so the
+        next probe time stays where it is (:func:`outage_probe_delay`)."""
+        if self._manual:
+            return False
+        if probe or self.state is BreakerState.CLOSED:
+            self._open()
+            return True
+        return False
+
     def record_success(self, *, probe: bool = False) -> bool:
         """A task of this domain succeeded; returns True if this closed the breaker."""
         if probe or (self.state is BreakerState.HALF_OPEN and self._probe_in_flight):
@@ -154,6 +167,17 @@ class CircuitBreaker:
                            self._probe_in_flight, self._manual)
 
 
+def outage_probe_delay(view: BreakerView, now: float) -> float:
+    """Seconds from ``now`` until the engine tries a network path again: an open breaker's
+    next probe; 0 when half-open (the probe is due or running; the breaker itself holds the
+    domain's tasks until it ends) or open by hand (held until an operator closes it). A task
+    stopped by an outage is requeued to this moment, so when the probe succeeds every task
+    held by the outage is already due (#15)."""
+    if view.state is BreakerState.OPEN and view.next_probe_at is not None:
+        return max(0.0, view.next_probe_at - now)
+    return 0.0
+
+
 class Breakers:
     """Per-domain breakers plus the pool-wide one (which, open, stops all claiming)."""
 
@@ -187,6 +211,11 @@ class Breakers:
     def listen(self, on_change: Callable[[], None]) -> None:
         """Accepted for the Redis twin's interface: these breakers change only through the
         engine's own calls, so the engine never needs waking for them."""
+
+    async def settled(self, name: str) -> BreakerView:
+        """The breaker as it stands after the changes made so far (the Redis twin pushes
+        them and reads the fleet's state back first)."""
+        return self.get(name).view()
 
     async def start(self) -> None:
         """Nothing to load: the breakers live in this process (the Redis twin syncs here)."""

@@ -75,7 +75,9 @@ class Dispatcher(TaskAttempts):
         for task in claimed:
             self.rescue_budget.attempt()
             ctl = TaskControl(self, task)
-            runner = asyncio.create_task(self._run_task(task, ctl), name=f"task-{task.id}")
+            probe = self._mark_probe(task)
+            runner = asyncio.create_task(self._run_task(task, ctl, probe),
+                                         name=f"task-{task.id}")
             self._running[task.id] = (runner, ctl)
             self.bus.publish(TaskStateChanged(self.clock.now(), task.id, task.shop, "running",
                                               f"attempt {task.attempts}"))

@@ -217,8 +217,12 @@ class Engine(Dispatcher):
             if v.manual:
                 why.append(f"breaker {v.name} is open by hand (shopfleet breaker close)")
             elif v.next_probe_at is not None:
-                why.append(f"breaker {v.name} is open; its next probe in "
-                           f"{max(0.0, v.next_probe_at - now):.0f}s")
+                probe_in = max(0.0, v.next_probe_at - now)
+                cause = self._breaker_causes.get(v.name, "")
+                why.append(f"breaker {v.name} is open; its next probe in {probe_in:.0f}s"
+                           + (f", beyond the {reach_s:.0f}s this worker waits"
+                              if reach_s and probe_in > reach_s else "")
+                           + (f" (opened by {cause[:200]})" if cause else ""))
             else:
                 why.append(f"breaker {v.name} is {v.state.value}")
         for lv in self.gates.levels():

@@ -36,6 +36,7 @@ _BREAKER_LUA = _LUA_NOW + """
 --       backoff_max_s, probe_ttl_ms, flag.
 -- op: 'refresh' (flag 1: claim the half-open probe if free; flag 2: renew our probe)
 --     'failure' (flag 1: it was the probe), 'success' (flag 1: it was the probe),
+--     'outage' (the network path failed; flag 1: it was the probe),
 --     'force_open', 'force_closed', 'release' (give our unused probe claim back).
 -- Returns {state, failures in window, trips, reopen_at or '', manual, probe holder or '',
 --          now, changed (1 when this call opened or closed the breaker)}.
@@ -91,6 +92,10 @@ elseif op == 'failure' then
     redis.call('ZADD', KEYS[2], f6(now), ARGV[11])
     if redis.call('ZCARD', KEYS[2]) >= threshold then open() end
   end
+elseif op == 'outage' then
+  -- A closed breaker opens at once; the probe's outage backs off longer; another task's
+  -- outage while it is open or half-open leaves the next probe time where it is.
+  if not manual and (state == 'closed' or flag == 1) then open() end
 elseif op == 'success' then
   if not manual and state ~= 'closed'
       and (flag == 1 or (state == 'half_open' and holder == me)) then
@@ -207,6 +212,18 @@ class SharedBreaker:
             self._open_locally()
             return True
         return False
+
+    def record_outage(self, *, probe: bool = False) -> bool:
+        """The network path failed (see :meth:`CircuitBreaker.record_outage`); returns True
+        if this opened the breaker as far as this worker can tell now (the fleet's state,
+        and so its probe time, comes back with the next reply: :meth:`RedisBreakers.settled`)."""
+        if self._manual:
+            return False
+        opened = probe or self.state is BreakerState.CLOSED
+        if opened:
+            self._open_locally()
+        self._push("outage", 1 if probe else 0)
+        return opened
 
     def record_success(self, *, probe: bool = False) -> bool:
         """A task of this domain succeeded; returns True if this closed the breaker."""
@@ -423,6 +440,17 @@ class RedisBreakers:
                 continue
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.refresh_s)
+
+    async def settled(self, name: str) -> BreakerView:
+        """The breaker as the fleet has it after this worker's queued changes: they are
+        pushed and the fleet's state read back (a worker whose mirror was behind — another
+        worker opened the breaker earlier — gets the fleet's probe time, not its own guess).
+        With Redis unreachable, the mirror as it stands."""
+        if name == POOL:
+            return self.pool.view()
+        with contextlib.suppress(*_REDIS_DOWN):
+            await self.sync()
+        return self._breaker(name).view()
 
     def listen(self, on_change: Callable[[], None]) -> None:
         """Call ``on_change`` after a change (see the constructor's ``on_change``)."""

@@ -23,7 +23,9 @@ task's (:mod:`.attempts`): those never spend an attempt and never open a ticket 
   task waits as long, the breaker is not told; a domain that keeps answering 429 gets a lower
   gate rate for a while (:class:`RateLimitMemory`);
 * ``NetworkDown`` (DNS, refused, offline) → the domain's breaker opens at once: claims pause,
-  after the back-off one probe task tries the path again;
+  after the back-off one probe task tries the path again; the task is due at that probe time
+  (not a growing back-off of its own), so when the probe succeeds every task the outage held
+  is claimable at once; only the probe's own outage backs the breaker off further;
 * ``SiteFailed`` while the domain is in trouble (its breaker is not closed, or another task of
   the domain failed the same way within the breaker's window: :class:`SiteTrouble`) → counted
   by the breaker, the task waits for the next probe.

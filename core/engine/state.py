@@ -95,6 +95,8 @@ class EngineState:
         self._queue_snapshot: dict[str, Any] = {}
         self._bands_due = 0.0  # loop time when the metrics job counts the bands again
         self._last_breaker_states: dict[str, BreakerState] = {}
+        self._breaker_causes: dict[str, str] = {}
+        """Breaker name → why it last opened (here), for what ``--until-idle`` says is left."""
         self._proxy_probes: set[int] = set()     # task ids probing their shop's proxy (#17)
         self._proxy_errors: dict[str, str] = {}  # shop -> why its proxy is down (#17)
         self.completed = 0
@@ -123,6 +125,8 @@ class EngineState:
     def _breaker_event(self, name: str, reason: str) -> None:
         v = self.breakers.get(name).view()
         self._last_breaker_states[name] = v.state
+        if v.state is not BreakerState.CLOSED:
+            self._breaker_causes[name] = reason
         self.bus.publish(BreakerChanged(self.clock.now(), name, v.state.value, reason,
                                         v.next_probe_at))
 

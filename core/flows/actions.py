@@ -67,7 +67,18 @@ class PageActions(FailureClassifier):
         match step:
             case NavigateStep():
                 assert target is not None
-                await self.goto(target, gate=False)
+                requests, responses = self.requests_seen, self.responses_seen
+                try:
+                    await self.goto(target, gate=False)
+                except PlaywrightError as exc:
+                    if step.write and self.in_flight == i and not replay and \
+                            self.unsent(exc, requests, responses):
+                        # The request never left (no name, no connection): the write did
+                        # not happen and may run again — the next attempt runs the step,
+                        # instead of settling a write of unknown outcome (#15).
+                        self.in_flight = None
+                        await self.save(self.checkpoint(i))
+                    raise
             case ClickStep():
                 await page.locator(self.r(step.locator)).click(timeout=self.ms())
             case TypeTextStep():

@@ -30,6 +30,7 @@ from ..errors import (
     StepTimeout,
     TaskError,
     is_network_error,
+    is_unsent_network_error,
 )
 from .evidence import capture_evidence
 from .guards import OriginGuards
@@ -80,10 +81,30 @@ def _is_closed_error(exc: BaseException) -> bool:
 class FailureClassifier(OriginGuards):
     """What a failure means: the :mod:`core.errors` type the engine acts on, with evidence."""
 
+    requests_seen = 0
+    """Requests the page started (any frame): a write navigation that failed before any
+    response, with no request but its own, never reached the site (:meth:`unsent`)."""
+    responses_seen = 0
+
     def listeners(self) -> list[tuple[str, Callable[..., None]]]:
-        return [*super().listeners(), ("response", self._on_response)]
+        return [*super().listeners(), ("response", self._on_response),
+                ("request", self._on_request)]
+
+    def _on_request(self, _request: Any) -> None:
+        self.requests_seen += 1
+
+    def unsent(self, exc: BaseException, requests_before: int, responses_before: int) -> bool:
+        """Did a navigation that failed with ``exc`` never send its request? Only when the
+        browser says so (:func:`~core.errors.is_unsent_network_error`: the name did not
+        resolve, the connection was refused, no network) *and* nothing answered meanwhile and
+        no other request started (a redirect whose next host does not resolve: the first
+        request did reach the site)."""
+        return (isinstance(exc, PlaywrightError) and is_unsent_network_error(str(exc))
+                and self.responses_seen == responses_before
+                and self.requests_seen <= requests_before + 1)
 
     def _on_response(self, response: Any) -> None:
+        self.responses_seen += 1
         try:
             request = response.request
             if not (request.is_navigation_request() and request.frame == self.page.main_frame):

@@ -5,7 +5,11 @@
 * **Checkpoints.** Before a write step acts, a checkpoint with ``write_in_flight=i`` is saved
   (and awaited, so it is durable before the click). After every step a checkpoint with
   ``next_step=i+1`` and the results so far is saved; a finished write moves from in flight to
-  ``writes_done`` in that same save.
+  ``writes_done`` in that same save. A write ``navigate`` whose request provably never left
+  (the name did not resolve, the connection was refused, no network — and nothing answered,
+  no redirect: :meth:`~core.flows.failures.FailureClassifier.unsent`) did not happen: its
+  in-flight mark is taken back (durably) before the failure is raised, so the next attempt
+  runs the step again instead of handing a write of unknown outcome to a person.
 * **Resume.** Given a checkpoint, the runner opens the flow's ``start_url``, replays the
   completed *read* steps to rebuild the page (``extract``, ``assert_text`` and ``screenshot``
   are not replayed: they do not change the page), never replays a write step, and goes on at

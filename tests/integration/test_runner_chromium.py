@@ -23,7 +23,14 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
-from core.errors import NeedsHuman, PageChanged, RateLimited, SiteFailed, TaskError
+from core.errors import (
+    NeedsHuman,
+    NetworkDown,
+    PageChanged,
+    RateLimited,
+    SiteFailed,
+    TaskError,
+)
 from core.flows import Checkpoint, Flow, RunResult, ShopInfo, parse_flow, run_flow
 from tests.helpers import missing_tool
 
@@ -87,6 +94,14 @@ class Site(http.server.BaseHTTPRequestHandler):
                 "<form method='post' action='/messages/8812/reply'>"
                 "<textarea id='reply' name='reply'></textarea>"
                 "<button id='submit-btn'>Send</button></form>"))
+        elif path in ("/messages/8812/send", "/messages/8812/send-and-drop"):
+            # A write by URL (#15): the reply goes out; "-and-drop" then closes the connection
+            # without an answer (the site took it, the browser sees ERR_EMPTY_RESPONSE).
+            STATE.replies.append(parse_qs(urlparse(self.path).query).get("reply", [""])[0])
+            if path.endswith("-and-drop"):
+                self.close_connection = True
+                return
+            self._send(200, page("<p class='success-msg'>Reply sent</p>"))
         elif path == "/messages/8812/sent":
             self._send(200, page("<p class='success-msg'>Reply sent</p>"))
         elif path == "/unavailable":
@@ -254,6 +269,71 @@ def test_interrupted_write_is_checked_with_verify_not_resent(chromium: Chromium,
                                          checkpoint=Checkpoint(next_step=5, write_in_flight=5)))
     assert result.status == "done" and result.checkpoint.writes_done == [5]
     assert STATE.replies == [PARAMS["reply"]]
+
+
+def write_by_url(to: str) -> Flow:
+    return parse_flow({"name": "t", "start_url": "{shop.base_url}/messages", "steps": [
+        {"action": "navigate", "url": "{shop.base_url}/messages/8812/" + to
+         + "?reply={params.reply}", "write": True, "name": "send"},
+        {"action": "wait_element", "locator": ".success-msg"}]})
+
+
+def test_a_write_whose_host_does_not_resolve_never_left_and_runs_on_the_next_attempt(
+        chromium: Chromium, base_url: str, tmp_path: Path) -> None:
+    """#15, a real DNS failure on a write step: the module's browser has no resolver rule
+    for seller.shopfleet.test (".test" never resolves): net::ERR_NAME_NOT_RESOLVED, the
+    request never left, so the write is not left in flight (no write_unknown ticket on the
+    next attempt). A browser that resolves the name (the network back) runs it: once."""
+    port = urlparse(base_url).port
+    named = f"http://seller.shopfleet.test:{port}"
+    saved: list[Checkpoint] = []
+    err = fail(chromium, write_by_url("send"), named, tmp_path, saved=saved)
+    assert type(err) is NetworkDown and "ERR_NAME_NOT_RESOLVED" in str(err), err
+    assert any(cp.write_in_flight == 0 for cp in saved)       # durable before it went
+    assert (saved[-1].next_step, saved[-1].write_in_flight, saved[-1].writes_done) == \
+        (0, None, [])
+    assert STATE.replies == []
+
+    async def network_back() -> RunResult:
+        assert chromium.pw is not None
+        browser = await chromium.pw.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=[*ARGS, "--host-resolver-rules=MAP seller.shopfleet.test 127.0.0.1"])
+        try:
+            context = await browser.new_context()
+            pg = await context.new_page()
+
+            async def save(cp: Checkpoint) -> None:
+                saved.append(cp)
+
+            return await run_flow(pg, write_by_url("send"), params=PARAMS, shop=shop(named),
+                                  checkpoint=saved[-1], save_checkpoint=save,
+                                  evidence_dir=tmp_path / "evidence", step_timeout_s=10.0)
+        finally:
+            await browser.close()
+
+    result = chromium.run(network_back())
+    assert result.status == "done" and result.checkpoint.writes_done == [0]
+    assert STATE.replies == [PARAMS["reply"]]
+
+
+def test_a_write_whose_connection_dropped_after_the_request_stays_in_flight(
+        chromium: Chromium, base_url: str, tmp_path: Path) -> None:
+    """The site took the write, then the connection closed without an answer
+    (ERR_EMPTY_RESPONSE): the outcome is unknown — the write stays in flight, and the next
+    attempt without ``verify`` hands it to a person instead of sending it again."""
+    saved: list[Checkpoint] = []
+    err = fail(chromium, write_by_url("send-and-drop"), base_url, tmp_path, saved=saved)
+    assert type(err) is NetworkDown and "ERR_EMPTY_RESPONSE" in str(err), err
+    assert saved[-1].write_in_flight == 0
+    # The site took it (Chromium's own network stack may resend a GET once after an empty
+    # answer: a reason to write by POST; nothing of ours sent it).
+    took = len(STATE.replies)
+    assert took >= 1 and set(STATE.replies) == {PARAMS["reply"]}
+    err = fail(chromium, write_by_url("send-and-drop"), base_url, tmp_path,
+               checkpoint=saved[-1])
+    assert isinstance(err, NeedsHuman) and err.error_class == "write_unknown", err
+    assert len(STATE.replies) == took                           # not sent again
 
 
 def test_503_is_site_failed_with_evidence_and_no_secrets(chromium: Chromium, base_url: str,

@@ -48,13 +48,14 @@ burst = 100
 """
 
 
-def worker(tmp: Path, home: Path, db: Path) -> subprocess.Popen[str]:
+def worker(tmp: Path, home: Path, db: Path, *, config: str = CONFIG, max_wait: float = 60
+           ) -> subprocess.Popen[str]:
     cfg = tmp / "c.toml"
-    cfg.write_text(CONFIG)
+    cfg.write_text(config)
     env = {**os.environ, "SHOPFLEET_HOME": str(home)}
     return subprocess.Popen(
         [sys.executable, "-m", "core.cli", "worker", "--db", str(db), "--config", str(cfg),
-         "--until-idle", "--max-wait", "60", "--slots", "2"],
+         "--until-idle", "--max-wait", f"{max_wait:g}", "--slots", "2"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -139,6 +140,77 @@ def test_a_network_outage_pauses_the_domain_and_resumes_when_it_clears(
     assert all(state is TaskState.DONE for state, _ in recs), (recs, out)
     assert all(attempts == 1 for _, attempts in recs), (recs, out)
     assert "network down" in out
+
+
+# The outage's breaker backs off BACKOFF_S, and never longer (backoff_max_s = backoff_s).
+BACKOFF_S = 20
+WITH_DNS = CONFIG.replace("backoff_s = 1\nbackoff_max_s = 4",
+                          f"backoff_s = {BACKOFF_S}\nbackoff_max_s = {BACKOFF_S}")
+# While the DNS is out, tiktok's host is not mapped: Chromium asks the system's resolver for
+# tiktok.shopfleet.test, a name reserved never to resolve (RFC 6761 ".test"; offline, nothing
+# resolves): a real net::ERR_NAME_NOT_RESOLVED, no demo switch.
+DNS_OUT = WITH_DNS.replace(
+    'host_resolver_rules = "MAP *.shopfleet.test 127.0.0.1"',
+    'host_resolver_rules = "MAP pdd.shopfleet.test 127.0.0.1, MAP temu.shopfleet.test '
+    '127.0.0.1"')
+
+
+def test_a_host_that_does_not_resolve_waits_without_tickets_until_dns_is_back(
+        tmp_path: Path) -> None:
+    """A real DNS failure: tiktok's tasks wait (its breaker open, no attempt spent, no
+    ticket) while pdd's run; once the name resolves again they all finish.
+
+    Chromium takes its resolver rules only at launch, and a test cannot make the machine's
+    DNS answer for a name, so "the fault clears" is the next worker's browser resolving it:
+    the first ``worker --until-idle`` (its reach shorter than the probe) stops with the work
+    left and why (exit 3); the next one, the network back, finishes it (exit 0).
+
+    Why the second run cannot lose a race: a task stopped by the outage is due at the
+    breaker's next probe, and a probe is never more than ``backoff_max_s`` (= BACKOFF_S)
+    after an outage the first worker met — before it exited, so before the second started.
+    A reach of one back-off (plus the 5 s margin the CLI's own default adds) therefore covers
+    every held task, however slow the machine. (That the due time is the probe time, not a
+    growing back-off of its own, is pinned on a fake clock: tests/unit/test_rescue_outage.py.)
+    """
+    assert DNS_OUT != WITH_DNS and "tiktok" not in DNS_OUT
+    with DemoSite() as site:
+        home, db, ids = setup(site, tmp_path, [(f"tiktok-{1 + i % 3}", 1 + i)
+                                               for i in range(4)] + [("pdd-1", 1), ("pdd-2", 2)])
+        tiktok, pdd = ids[:4], ids[4:]
+        proc = worker(tmp_path, home, db, config=DNS_OUT, max_wait=BACKOFF_S / 4)
+        out, _ = proc.communicate(timeout=600)
+        served = site.requests(platform="tiktok")
+        recs, tickets = outcome(db, ids)
+        store = open_store(Settings(), db)
+        try:
+            reasons = " ".join(e.reason for t in tiktok for e in store.events(t))
+        finally:
+            store.close()
+        assert proc.returncode == 3, out
+        assert tickets == 0, out
+        assert all(r == (TaskState.QUEUED, 0) for r in recs[:4]), (recs, out)   # waited
+        assert all(state is TaskState.DONE for state, _ in recs[4:]), (recs, out)  # others ran
+        assert served == []                                  # no tiktok request reached it
+        assert "ERR_NAME_NOT_RESOLVED" in out + reasons, (out, reasons)
+        assert "breaker tiktok.shopfleet.test: open" in out, out
+        # It says what is left and why: the tasks, the breaker, its probe beyond the reach,
+        # the outage behind it.
+        left = out[out.index("stopped with work left:"):]
+        assert "4 tasks wait" in left, out
+        assert "breaker tiktok.shopfleet.test is open; its next probe in" in left, out
+        assert f"beyond the {BACKOFF_S / 4:g}s this worker waits (opened by network_down:" \
+            in left and "ERR_NAME_NOT_RESOLVED" in left, out
+        # The network is back: the name resolves (to the demo site) in the next browser.
+        proc = worker(tmp_path, home, db, config=WITH_DNS, max_wait=BACKOFF_S + 5)
+        out2, _ = proc.communicate(timeout=600)
+        served = site.requests(platform="tiktok")
+    recs, tickets = outcome(db, ids)
+    assert proc.returncode == 0, out2
+    assert tickets == 0, out2
+    assert all(state is TaskState.DONE for state, _ in recs), (recs, out2)
+    assert all(attempts == 1 for _, attempts in recs), (recs, out2)    # DNS cost none
+    assert served, out2                                   # the tiktok pages were reached
+    assert set(pdd) | set(tiktok) == set(ids)
 
 
 def test_until_idle_exits_non_zero_and_says_why_when_work_is_left(tmp_path: Path) -> None:

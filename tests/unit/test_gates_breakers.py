@@ -132,3 +132,31 @@ def test_operator_can_open_and_close_by_hand() -> None:
     assert breakers.blocked_domains() == {"a.test"}
     breakers.get("a.test").force(BreakerState.CLOSED)
     assert breakers.blocked_domains() == set()
+
+
+def test_an_outage_opens_at_once_and_only_the_probes_outage_backs_off_further() -> None:
+    """#15: ``record_outage`` — the network path failed. A closed breaker opens at once (no
+    threshold); another task's outage while it is open or half-open leaves the probe time
+    alone; the probe's outage backs off longer; a breaker opened by hand stays as it is."""
+    from core.engine.breakers import outage_probe_delay
+    clock = FakeClock()
+    b = CircuitBreaker("a.test", BreakerSettings(failures=5, window_s=60, backoff_s=10,
+                                                 backoff_max_s=100), clock=clock)
+    assert b.record_outage() is True
+    v = b.view()
+    assert (v.state, v.trips, v.next_probe_at) == (BreakerState.OPEN, 1, clock.now() + 10)
+    assert outage_probe_delay(v, clock.now()) == 10
+    clock.advance(4)
+    assert b.record_outage() is False                       # in flight when it opened
+    assert b.view().next_probe_at == v.next_probe_at
+    assert outage_probe_delay(b.view(), clock.now()) == 6   # due at the same probe
+    clock.advance(6)
+    assert b.started()                                      # the half-open probe
+    assert b.record_outage() is False                       # not the probe: no verdict
+    assert outage_probe_delay(b.view(), clock.now()) == 0   # half-open: due now, held
+    assert b.record_outage(probe=True) is True              # the probe's outage
+    v = b.view()
+    assert (v.state, v.trips, v.next_probe_at) == (BreakerState.OPEN, 2, clock.now() + 20)
+    b.force(BreakerState.OPEN)
+    assert b.record_outage(probe=True) is False and b.view().manual
+    assert outage_probe_delay(b.view(), clock.now()) == 0

@@ -184,3 +184,53 @@ def test_the_background_task_pushes_and_refreshes(redis_url: str) -> None:
             await b.close()
 
     asyncio.run(go())
+
+
+OUTAGE = BreakerSettings(failures=3, window_s=60, backoff_s=30, backoff_max_s=600)
+
+
+def test_an_outage_opens_the_fleets_breaker_at_once_and_only_the_probe_backs_it_off(
+        redis_url: str) -> None:
+    """#15, the twin of ``CircuitBreaker.record_outage``: one network outage opens the
+    breaker for the fleet at once (no threshold); another task's outage while it is open
+    leaves the probe time where it is; the probe's outage backs it off longer; a worker whose
+    mirror was behind learns the fleet's probe time from ``settled``, not its own guess."""
+    async def go() -> None:
+        a = RedisBreakers(OUTAGE, url=redis_url, worker_id="wa")
+        b = RedisBreakers(OUTAGE, url=redis_url, worker_id="wb")
+        try:
+            await b.sync()
+            assert a.get("d.test").record_outage() is True
+            va = await a.settled("d.test")
+            assert (va.state, va.trips) == (BreakerState.OPEN, 1)   # one outage, not three
+            await b.sync()
+            vb = b.get("d.test").view()
+            assert (vb.state, vb.trips) == (BreakerState.OPEN, 1)
+            # Another task of the domain (in flight when it opened) hits the outage too: the
+            # breaker stays as it is, its probe time does not move.
+            assert b.get("d.test").record_outage() is False
+            vb2 = await b.settled("d.test")
+            assert vb2.trips == 1 and vb2.next_probe_at is not None
+            assert vb.next_probe_at is not None
+            assert abs(vb2.next_probe_at - vb.next_probe_at) < 1.0   # clock offsets only
+            # The probe's own outage backs off longer (trips 2: 60 s).
+            assert a.get("d.test").record_outage(probe=True) is True
+            va = await a.settled("d.test")
+            assert (va.state, va.trips) == (BreakerState.OPEN, 2)
+            assert va.next_probe_at is not None
+            # A third worker that never synced sees the breaker closed and guesses a first
+            # trip (30 s); settled() brings the fleet's state and probe time instead.
+            c = RedisBreakers(OUTAGE, url=redis_url, worker_id="wc")
+            try:
+                assert c.get("d.test").record_outage() is True   # its own guess: it opened
+                vc = await c.settled("d.test")
+                assert (vc.state, vc.trips) == (BreakerState.OPEN, 2)
+                assert vc.next_probe_at is not None
+                assert abs(vc.next_probe_at - va.next_probe_at) < 1.0   # clock offsets only
+            finally:
+                await c.close()
+        finally:
+            await a.close()
+            await b.close()
+
+    asyncio.run(go())

@@ -411,6 +411,44 @@ def test_network_error_is_network_down(h: Harness) -> None:
     assert isinstance(err, SiteFailed)
 
 
+WRITE_BY_URL = flow_of(
+    {"action": "navigate", "url": f"{BASE}/messages/8812"},
+    {"action": "navigate", "url": f"{BASE}/messages/8812/sent", "write": True, "name": "send"},
+    {"action": "wait_element", "locator": ".success-msg"})
+
+
+def test_a_write_whose_request_never_left_is_not_left_in_flight(h: Harness) -> None:
+    """#15: a write step cut off by a DNS failure (or a refused connection, no network): the
+    request never left, so the write did not happen — the checkpoint says "run step 1 again",
+    not "in flight" (which the next attempt would have to settle as a write of unknown
+    outcome: a ticket without ``verify``). Once the name resolves, the step runs."""
+    sent = h.site.pages[f"{BASE}/messages/8812/sent"]
+    sent.net_error = "net::ERR_NAME_NOT_RESOLVED"
+    err = h.fail(WRITE_BY_URL)
+    assert type(err) is NetworkDown and err.step == 1
+    assert any(cp.write_in_flight == 1 for cp in h.saved)       # durable before it went
+    last = h.saved[-1]
+    assert (last.next_step, last.write_in_flight, last.writes_done) == (1, None, [])
+    sent.net_error = None
+    result = h.run(WRITE_BY_URL, checkpoint=last, new_page=True)
+    assert result.status == "done" and result.checkpoint.writes_done == [1]
+    assert h.site.log.count(f"goto {BASE}/messages/8812/sent") == 2
+
+
+@pytest.mark.parametrize("code", ["ERR_CONNECTION_RESET", "ERR_EMPTY_RESPONSE",
+                                  "ERR_CONNECTION_CLOSED", "ERR_CONNECTION_TIMED_OUT"])
+def test_a_write_cut_off_after_its_request_may_have_left_stays_in_flight(
+        h: Harness, code: str) -> None:
+    """A reset or an empty answer can come after the site took the request: the outcome is
+    unknown, the write stays in flight (verified or handed to a person, never replayed)."""
+    h.site.pages[f"{BASE}/messages/8812/sent"].net_error = f"net::{code}"
+    err = h.fail(WRITE_BY_URL)
+    assert type(err) is NetworkDown and err.step == 1
+    assert h.saved[-1].write_in_flight == 1
+    with pytest.raises(NeedsHuman):                  # no verify: a person decides
+        h.run(WRITE_BY_URL, checkpoint=h.saved[-1], new_page=True)
+
+
 def test_wedged_step_times_out(h: Harness) -> None:
     h.site.pages[f"{BASE}/messages/8812"].clicks["#submit-btn"] = FakeAction(hang=True)
     flow = flow_of({"action": "navigate", "url": f"{BASE}/messages/8812"},
