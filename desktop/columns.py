@@ -174,6 +174,8 @@ SHOPS = [
            tip=lambda r: shops.password_tip(r), icon=lambda r: shops.password_icon(r)),
     Column("network", QT_TR_NOOP("Network"), lambda r: shops.network_text(r),  # #17
            tip=lambda r: shops.network_tip(r), icon=lambda r: shops.network_icon(r)),
+    Column("takeover", QT_TR_NOOP("Takeover"), lambda r: shops.hold_text(r),  # #15
+           tip=lambda r: shops.hold_tip(r), icon=lambda r: shops.hold_icon(r), live=True),
     Column("paused", QT_TR_NOOP("Shop paused"), lambda r: tr("paused") if r.paused else ""),
     Column("dpaused", QT_TR_NOOP("Site paused"),
            lambda r: tr("paused") if r.domain_paused else ""),

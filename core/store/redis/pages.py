@@ -399,7 +399,8 @@ def task_rows(store: _RedisStore, ids: Sequence[int]) -> dict[int, TaskRow]:
 
 def shop_rows(store: _RedisStore) -> list[ShopRow]:
     """:func:`core.queries.shop_rows`: queued from each shop's queue set and its live hold
-    (#15) from its hash, in one pipeline; running from ``P:shop_running``, waiting for a person from the (small) ``waiting_human`` set."""
+    (#15) from its hash, in one pipeline; running from ``P:shop_running``, waiting for a
+    person from the (small) ``waiting_human`` set."""
     rd = _Reader(store)
     shops = sorted(rd.shops.values(), key=lambda s: s.name)
     paused_domains = set(store.paused_domains())
