@@ -69,6 +69,7 @@ from .navigation import Navigation
 from .panels import EMPTY_KEYS, TablePanel
 from .results_view import NotifyStatus, ResultsView, SearchBar, with_search
 from .schedules_view import SchedulesView
+from .takeover import OpenTakeover
 from .tickets import TicketReads
 from .window_commands import CommandsMixin
 from .window_layout import LayoutMixin
@@ -114,6 +115,8 @@ class MainWindow(TrayMixin, SelectionMixin, LayoutMixin, RefreshMixin, CommandsM
         self._closing = False
         self._closed = False
         self._shutdown_task: asyncio.Future[None] | None = None
+        self.takeovers: list[OpenTakeover] = []
+        """#15: takeovers started here (their browser may be open); closed when quitting."""
         self._tasks: set[asyncio.Task[Any]] = set()
         self._detail_stale = False
         self._current_steps: dict[int, int] = {}
