@@ -35,7 +35,8 @@ def store(tmp_path: Path) -> Iterator[SqliteStore]:
     s = open_store(make_settings(), tmp_path / "takeover.db")
     for shop, platform in SHOPS:
         s.add_shop(shop, platform=platform,
-                   base_url=f"http://{platform}.shopfleet.test/shop/{shop}")
+                   base_url=f"http://{platform}.shopfleet.test/shop/{shop}",
+                   username=f"{shop}-user")
     yield s
     s.close()
 
@@ -137,3 +138,4 @@ def test_the_close_question_names_no_browser_when_none_is_open(
     box = console.ask_close()
     assert "taken over" not in box.text()
     box.reject()
+
