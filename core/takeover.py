@@ -85,8 +85,8 @@ def person() -> str:
 
 def hold_words(detail: str) -> str:
     """The hold's words, as the Shops view and a refused takeover show them:
-    ``"alice on host-a (ticket #12)"``."""
-    return f"{person()} on {socket.gethostname()} ({detail})"[:200]
+    ``"alice@host-a (ticket #12)"`` (who, on which computer, from where)."""
+    return f"{person()}@{socket.gethostname()} ({detail})"[:200]
 
 
 async def take_over(store: Store, settings: Settings, ticket_id: int, *, home: Path,

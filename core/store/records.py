@@ -69,7 +69,7 @@ class ShopHold:
     owner: str
     until: float
     what: str = ""
-    """Who holds it, in words (``"alice on host-a (ticket #12)"``)."""
+    """Who holds it, in words (``"alice@host-a (ticket #12)"``)."""
 
 
 @dataclass(frozen=True)

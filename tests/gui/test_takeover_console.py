@@ -91,9 +91,9 @@ def test_a_held_shop_shows_who_holds_it_until_when_read_off_the_gui_thread(
     show(console, run, "shops")
     assert takeover_text(console, "temu-1") == ""
     hold = store.hold_shop("temu-1", "takeover:x", lease_s=600,
-                           what="alice on host-b (ticket #9)")
+                           what="alice@host-b (ticket #9)")
     run.until(lambda: takeover_text(console, "temu-1").startswith(
-        "taken over by alice on host-b (ticket #9) until "), timeout_ms=15_000)
+        "taken over by alice@host-b (ticket #9) until "), timeout_ms=15_000)
     from desktop.models import fmt_time
     assert takeover_text(console, "temu-1").endswith(fmt_time(hold.until))
     assert "browser" in str(cell(console, "temu-1", "takeover").data(0x03) or "")  # tooltip

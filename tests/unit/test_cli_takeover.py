@@ -72,12 +72,12 @@ def test_a_shop_held_by_another_takeover_is_refused_naming_the_holder(
     store = open_store(Settings(), Path(db))
     try:
         store.hold_shop("pdd-1", "takeover:other", lease_s=300,
-                        what="alice on host-b (ticket #9)")
+                        what="alice@host-b (ticket #9)")
         capsys.readouterr()
         code, out, err = run(capsys, "takeover", "--shop", "pdd-1", "--db", db)
         assert code == 1 and out == ""
         assert len(err.strip().splitlines()) == 1
-        assert "shop pdd-1 is held by alice on host-b (ticket #9)" in err
+        assert "shop pdd-1 is held by alice@host-b (ticket #9)" in err
         hold = store.shop_hold("pdd-1")                  # still theirs
         assert hold is not None and hold.owner == "takeover:other"
     finally:
