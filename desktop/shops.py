@@ -196,9 +196,9 @@ def hold_tip(row: Any) -> str:
     hold = live_hold(row)
     if hold is None:
         return ""
-    return tr("A person works in this shop's browser: none of its tasks starts until the "
-              "browser is closed (or the hold runs out at %1 if its console stops).",
-              fmt_time(hold.until))
+    return hold_text(row) + "\n" + tr(
+        "A person works in this shop's browser: none of its tasks starts until the browser is "
+        "closed (or the hold runs out at %1 if its console stops).", fmt_time(hold.until))
 
 
 def hold_icon(row: Any) -> QIcon | None:
