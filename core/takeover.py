@@ -20,6 +20,7 @@ tasks) is applied to the context the person works in.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import json
 import logging
 import socket
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .browser.base import Launcher
 from .browser.pool import BrowserPool
 from .browser.sessions import SessionStore
 from .config import Settings
@@ -73,13 +75,30 @@ def takeover_settings(settings: Settings, shop: Any) -> Settings:
                                  pool={"max_browsers": 1, "warm": 0})
 
 
+def person() -> str:
+    """Who takes over, for the hold's words: the login name on this computer."""
+    try:
+        return getpass.getuser()
+    except Exception:  # no login name in the environment (a service, a bare container)
+        return "someone"
+
+
+def hold_words(detail: str) -> str:
+    """The hold's words, as the Shops view and a refused takeover show them:
+    ``"alice@host-a (ticket #12)"`` (who, on which computer, from where)."""
+    return f"{person()}@{socket.gethostname()} ({detail})"[:200]
+
+
 async def take_over(store: Store, settings: Settings, ticket_id: int, *, home: Path,
                     on_page: Callable[[Any], Awaitable[None]] | None = None,
-                    max_s: float | None = None, wait_running_s: float = 60.0
-                    ) -> TakeoverResult:
+                    max_s: float | None = None, wait_running_s: float = 60.0,
+                    launcher: Launcher | None = None) -> TakeoverResult:
     """Open the shop's browser at the page where the ticket's task stopped; return when the
     person closes the page (or after ``max_s``). ``on_page`` gets the Playwright page (the
-    console's hook, and a test's hands).
+    console's hook, and a test's hands); ``launcher`` replaces the real browser (tests).
+
+    Cancelling it (a console that quits) closes the browser the same way: the session is
+    saved and the hold released before the cancellation goes on.
 
     Raises:
         Refused: the ticket is not open, its task no longer waits for a person, another
@@ -96,38 +115,54 @@ async def take_over(store: Store, settings: Settings, ticket_id: int, *, home: P
     shop = await asyncio.to_thread(store.shop, ticket.shop)
     url = await asyncio.to_thread(stopped_at, ticket, shop.base_url)
     how = await _held_browser(store, settings, shop, url, home=home,
-                              what=f"takeover of ticket #{ticket.id}", on_page=on_page,
-                              max_s=max_s, wait_running_s=wait_running_s)
+                              what=f"ticket #{ticket.id}", on_page=on_page,
+                              max_s=max_s, wait_running_s=wait_running_s, launcher=launcher)
     return TakeoverResult(shop.name, ticket, url, how)
+
+
+def shop_stopped_at(store: Store, shop: Any) -> str:
+    """Blocking: where the shop's latest stopped task (its newest open ticket) stopped, else
+    the shop's address."""
+    open_tickets = store.ticket_book().tickets(state="open", shop=shop.name, limit=1000)
+    if not open_tickets:
+        return str(shop.base_url)
+    latest = max(open_tickets, key=lambda t: (t.opened_at, t.id))
+    return stopped_at(latest, shop.base_url)
 
 
 async def take_over_shop(store: Store, settings: Settings, shop_name: str, *, home: Path,
                          on_page: Callable[[Any], Awaitable[None]] | None = None,
-                         max_s: float | None = None, wait_running_s: float = 60.0
+                         max_s: float | None = None, wait_running_s: float = 60.0,
+                         via: str = "Shops view", launcher: Launcher | None = None
                          ) -> TakeoverResult:
-    """Open a shop's browser at its address (the Shops view's takeover), under the same
-    lease as :func:`take_over`.
+    """Open a shop's browser (the Shops view's takeover, ``shopfleet takeover --shop``) at the
+    page where its latest stopped task stopped (its newest open ticket), else at its address,
+    under the same lease as :func:`take_over`. No ticket is answered. ``via`` says where it
+    was asked from, in the hold's words.
 
     Raises:
-        InvalidInput: no such shop.
+        InvalidInput: no such shop (field ``shop``).
         Refused: another takeover holds the shop, or a task of it still runs after
             ``wait_running_s``.
     """
     shop = await asyncio.to_thread(store.shop, shop_name)
-    how = await _held_browser(store, settings, shop, shop.base_url, home=home,
-                              what="takeover from the Shops view", on_page=on_page,
-                              max_s=max_s, wait_running_s=wait_running_s)
-    return TakeoverResult(shop.name, None, shop.base_url, how)
+    url = await asyncio.to_thread(shop_stopped_at, store, shop)
+    how = await _held_browser(store, settings, shop, url, home=home, what=via,
+                              on_page=on_page, max_s=max_s, wait_running_s=wait_running_s,
+                              launcher=launcher)
+    return TakeoverResult(shop.name, None, url, how)
 
 
 async def _held_browser(store: Store, settings: Settings, shop: Any, url: str, *, home: Path,
                         what: str, on_page: Callable[[Any], Awaitable[None]] | None,
-                        max_s: float | None, wait_running_s: float) -> str:
+                        max_s: float | None, wait_running_s: float,
+                        launcher: Launcher | None = None) -> str:
     """Hold the shop, wait for its running tasks, open its browser at ``url`` until the
-    person closes it; always release the hold. Returns how it closed."""
+    person closes it; always release the hold (and, through the pool, save the session),
+    also when cancelled. Returns how it closed."""
     q = settings.queue
     owner = f"takeover:{new_owner_id()}"
-    words = f"{what} on {socket.gethostname()}"
+    words = hold_words(what)
     await asyncio.to_thread(store.hold_shop, shop.name, owner, lease_s=q.lease_s, what=words)
     renewing = asyncio.create_task(_renew(store, shop.name, owner, q.lease_s, q.heartbeat_s,
                                           words))
@@ -137,7 +172,8 @@ async def _held_browser(store: Store, settings: Settings, shop: Any, url: str, *
         options = await asyncio.to_thread(load_context_options, store, shop.name, settings,
                                           vault)
         s = takeover_settings(settings, shop)
-        pool = BrowserPool(s.pool, s.browser, sessions=SessionStore(home / "sessions", vault))
+        pool = BrowserPool(s.pool, s.browser, launcher=launcher,
+                           sessions=SessionStore(home / "sessions", vault))
         async with pool, pool.task_context(shop.name, options) as tc:
             page = tc.page
             closed = asyncio.Event()
@@ -180,7 +216,7 @@ async def _wait_idle_shop(store: Store, name: str, wait_s: float) -> None:
         if not running:
             return
         if loop.time() >= deadline:
-            ids = ", ".join(f"#{t.id}" for t in running)
+            ids = ", ".join(f"#{t.id} (worker {t.lease_owner or '?'})" for t in running)
             raise Refused(f"shop {name} still runs task {ids}; try again when it ends (or "
                           "preempt it)")
         await asyncio.sleep(0.5)

@@ -132,6 +132,9 @@ class Column:
     tip: Callable[[Any], str] | None = None
     icon: Callable[[Any], Any] | None = None
     """A flag beside the text (a ``QIcon`` or None), e.g. a shop without a password."""
+    width: int | None = None
+    """Its first width in pixels (None: the header's default); a width the operator set is
+    remembered over it."""
 
 
 # -- the keyed model ----------------------------------------------------------------------

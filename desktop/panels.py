@@ -95,6 +95,9 @@ class TablePanel(QWidget):
         self.view.verticalHeader().setDefaultSectionSize(22)
         self.view.horizontalHeader().setStretchLastSection(True)
         self.view.horizontalHeader().setSectionsMovable(True)
+        for i, col in enumerate(model.columns):
+            if col.width is not None:
+                self.view.setColumnWidth(i, col.width)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(
             lambda pos: self.context_requested.emit(self.view.viewport().mapToGlobal(pos)))

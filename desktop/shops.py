@@ -20,6 +20,7 @@ writes run on a worker thread.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -67,6 +68,7 @@ from core import (
 
 from . import palette
 from .i18n import tr
+from .models import fmt_time
 from .screen import fit_to_screen, scrolling
 
 
@@ -171,6 +173,38 @@ def network_icon(row: Any) -> QIcon | None:
     if getattr(row, "exit_warnings", ()):
         return QApplication.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
     return None
+
+
+# -- the Takeover column (#15) ------------------------------------------------------------
+
+def live_hold(row: Any) -> Any:
+    """The row's hold while it has not run out (the column is redrawn every second, so a
+    hold whose holder stopped renewing it disappears at its time, before the next read)."""
+    hold = getattr(row, "hold", None)
+    return hold if hold is not None and hold.until > time.time() else None
+
+
+def hold_text(row: Any) -> str:
+    """"taken over by <who> until <time>" while a person's takeover holds the shop."""
+    hold = live_hold(row)
+    if hold is None:
+        return ""
+    return tr("taken over by %1 until %2", hold.what or hold.owner, fmt_time(hold.until))
+
+
+def hold_tip(row: Any) -> str:
+    hold = live_hold(row)
+    if hold is None:
+        return ""
+    return hold_text(row) + "\n" + tr(
+        "A person works in this shop's browser: none of its tasks starts until the browser is "
+        "closed (or the hold runs out at %1 if its console stops).", fmt_time(hold.until))
+
+
+def hold_icon(row: Any) -> QIcon | None:
+    if live_hold(row) is None:
+        return None
+    return QApplication.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxInformation)
 
 
 # -- running a dialog's write: refusals stay in the dialog ----------------------------------

@@ -42,20 +42,83 @@ def takeover_selected(w: Any) -> asyncio.Task[None] | None:
     return None
 
 
-def _in_own_thread(make: Callable[[], Awaitable[TakeoverResult]]
-                   ) -> concurrent.futures.Future[TakeoverResult]:
-    """Run ``make()`` on a new thread with its own event loop (daemon: a console quitting
-    while a browser is open does not wait for the person)."""
-    fut: concurrent.futures.Future[TakeoverResult] = concurrent.futures.Future()
+class OpenTakeover:
+    """A takeover whose browser may be open: core's coroutine on a thread of its own, with
+    its own event loop, and the way to close it from the window (:meth:`close`).
 
-    def body() -> None:
+    Closing cancels core's takeover on its loop; core then closes the browser the way the
+    person's close does — the context's session is saved, the pool closed — and releases the
+    shop's hold (its ``finally``), so a console that quits gives the shop back at once instead
+    of leaving the hold to run out after ``queue.lease_s``.
+    """
+
+    def __init__(self, label: str, make: Callable[[], Awaitable[TakeoverResult]]) -> None:
+        self.label = label
+        self.future: concurrent.futures.Future[TakeoverResult] = concurrent.futures.Future()
+        self.future.set_running_or_notify_cancel()  # nobody cancels the thread's work by it
+        self._make = make
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._closing = False
+        # Daemon: a process killed mid-takeover does not wait for the person (the hold then
+        # runs out on its own); a console that quits closes it first (MainWindow._shutdown).
+        self.thread = threading.Thread(target=self._body, name="shopfleet-takeover",
+                                       daemon=True)
+        self.thread.start()
+
+    def _body(self) -> None:
         try:
-            fut.set_result(asyncio.run(make()))  # type: ignore[arg-type]
+            self.future.set_result(asyncio.run(self._main()))
         except BaseException as exc:  # handed to the window's loop through the future
-            fut.set_exception(exc)
+            self.future.set_exception(exc)
 
-    threading.Thread(target=body, name="shopfleet-takeover", daemon=True).start()
-    return fut
+    async def _main(self) -> TakeoverResult:
+        with self._lock:
+            self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
+            if self._closing:
+                raise asyncio.CancelledError
+        return await self._make()
+
+    def close(self) -> None:
+        """Close the browser (session saved, hold released); returns at once, wait for
+        :attr:`future`."""
+        with self._lock:
+            self._closing = True
+            loop, task = self._loop, self._task
+        if loop is not None and task is not None:
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:  # its loop already ended: the takeover is over
+                pass
+
+    @property
+    def done(self) -> bool:
+        return self.future.done()
+
+
+def open_takeovers(w: Any) -> list[OpenTakeover]:
+    """The window's takeovers whose browser is still open."""
+    return [t for t in getattr(w, "takeovers", []) if not t.done]
+
+
+async def close_takeovers(w: Any, *, wait_s: float) -> list[str]:
+    """Close every open takeover's browser (the console quits): each saves its session and
+    gives its shop back. Waits up to ``wait_s``; returns the labels of those that did not
+    end in time (their hold then runs out on its own)."""
+    open_now = open_takeovers(w)
+    if not open_now:
+        return []
+    w.status_message(tr("Closing the browser of %1: saving its session…",
+                        ", ".join(t.label for t in open_now)))
+    for t in open_now:
+        t.close()
+    waiting = [asyncio.wrap_future(t.future) for t in open_now]
+    _done, pending = await asyncio.wait(waiting, timeout=wait_s)
+    for f in waiting:  # their outcome (cancelled, refused…) is not news while quitting
+        if f.done() and not f.cancelled():
+            f.exception()
+    return [t.label for t, f in zip(open_now, waiting, strict=True) if f in pending]
 
 
 def start_takeover(w: Any, *, ticket_id: int | None = None,
@@ -79,11 +142,21 @@ def start_takeover(w: Any, *, ticket_id: int | None = None,
 
     w.status_message(tr("Opening the shop's browser for %1; close it when you are done",
                         label))
+    handle = OpenTakeover(label, make)
+    w.takeovers = [t for t in open_takeovers(w)] + [handle]
 
     def closed(result: TakeoverResult) -> None:
         # The runner then says "<what>: done" in the status bar.
+        w.takeovers = open_takeovers(w)
+        w._mark(("shops",))  # the shop's hold is gone
         if result.ticket is not None:
             w.open_ticket_dialog([result.ticket.id], after_takeover=True)
 
-    return w.runner.run(tr("Browser of %1 closed, its session saved", label),
-                        lambda: asyncio.wrap_future(_in_own_thread(make)), then=closed)
+    async def wait() -> TakeoverResult:
+        try:
+            return await asyncio.wrap_future(handle.future)
+        finally:
+            w.takeovers = open_takeovers(w)
+
+    return w.runner.run(tr("Browser of %1 closed, its session saved", label), wait,
+                        then=closed)

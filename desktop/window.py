@@ -69,6 +69,7 @@ from .navigation import Navigation
 from .panels import EMPTY_KEYS, TablePanel
 from .results_view import NotifyStatus, ResultsView, SearchBar, with_search
 from .schedules_view import SchedulesView
+from .takeover import OpenTakeover
 from .tickets import TicketReads
 from .window_commands import CommandsMixin
 from .window_layout import LayoutMixin
@@ -114,8 +115,13 @@ class MainWindow(TrayMixin, SelectionMixin, LayoutMixin, RefreshMixin, CommandsM
         self._closing = False
         self._closed = False
         self._shutdown_task: asyncio.Future[None] | None = None
+        self.takeovers: list[OpenTakeover] = []
+        """#15: takeovers started here (their browser may be open); closed when quitting."""
         self._tasks: set[asyncio.Task[Any]] = set()
         self._detail_stale = False
+        self._detail_for: int | None = None
+        """The task the detail pane should show (a read for another one is dropped)."""
+        self._detail_reading: set[int] = set()
         self._current_steps: dict[int, int] = {}
         self._shops_next = 0.0
         self._history_next = 0.0
@@ -399,6 +405,7 @@ class MainWindow(TrayMixin, SelectionMixin, LayoutMixin, RefreshMixin, CommandsM
         self.detail.setVisible(key in DETAIL_VIEWS and self._detail_wanted)
         self.acts["toggle_detail"].setEnabled(key in DETAIL_VIEWS)
         self.acts["toggle_detail"].setChecked(self._detail_wanted)
+        self._detail_follow()  # #15: the pane shows this view's selection, or nothing
         self._update_actions()
 
     # -- actions ------------------------------------------------------------------------

@@ -4,6 +4,7 @@ close question, quitting. Mixed into :class:`desktop.window.MainWindow`."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, QTimer, SignalInstance
@@ -27,11 +28,14 @@ from .i18n import tr
 from .models import KeyedTableModel, Reader
 from .navigation import Navigation
 from .panels import TablePanel
+from .takeover import close_takeovers, open_takeovers
 
 if TYPE_CHECKING:
     _Base = QMainWindow  # the checker sees the window this is mixed into
 else:
     _Base = object
+
+log = logging.getLogger(__name__)
 
 
 class LayoutMixin(_Base):
@@ -128,8 +132,10 @@ class LayoutMixin(_Base):
             event.accept()
             return
         event.ignore()
-        if event.spontaneous() and not self._closing and self.ctx.host is not None:
-            # The window's close button: the operator may only want the window gone.
+        if event.spontaneous() and not self._closing and (
+                self.ctx.host is not None or open_takeovers(self)):
+            # The window's close button: the operator may only want the window gone (or
+            # still be working in a shop's browser).
             self.ask_close()
             return
         self.quit()
@@ -137,9 +143,16 @@ class LayoutMixin(_Base):
     def ask_close(self) -> QMessageBox:
         """Ask what closing means: stop automation and quit, keep it running (in the tray),
         or cancel."""
-        box = QMessageBox(QMessageBox.Icon.Question, tr("Close ShopFleet"),
-                          tr("Stop automation and quit? Running tasks save their place and go "
-                             "back to the queue."), QMessageBox.StandardButton.NoButton, self)
+        text = tr("Stop automation and quit? Running tasks save their place and go back to "
+                  "the queue.")
+        taken = open_takeovers(self)
+        if taken:
+            # #15: quitting closes a taken-over browser; say so before the person loses it.
+            text += "\n\n" + tr("The browser of %1 is open (taken over). Quitting closes it, "
+                                 "saves its session and gives the shop back to automation.",
+                                 ", ".join(t.label for t in taken))
+        box = QMessageBox(QMessageBox.Icon.Question, tr("Close ShopFleet"), text,
+                          QMessageBox.StandardButton.NoButton, self)
         box.setObjectName("close-prompt")
         stop = box.addButton(tr("Stop automation and quit"),
                              QMessageBox.ButtonRole.DestructiveRole)
@@ -187,6 +200,13 @@ class LayoutMixin(_Base):
 
     async def _shutdown(self) -> None:
         self._closing = True
+        # #15 first, while the store is open: a taken-over browser closes, saves its session
+        # and releases the shop's hold (else the hold would block the shop until it runs out).
+        pool = self.ctx.settings.pool
+        left = await close_takeovers(self, wait_s=3 * pool.close_timeout_s + 5)
+        if left:
+            log.warning("quitting: the browser of %s did not close in time; its hold runs "
+                        "out on its own", ", ".join(left))
         self.refresh_timer.stop()
         self.poll_timer.stop()
         self.runner.cancel_all()

@@ -297,6 +297,10 @@ class RefreshMixin(_Base):
         if self._closing:
             return
         self._spawn(self._load_counts())
+        if self.current_key() == "shops":
+            # #15: a hold (a takeover here, on another console of the fleet) comes and goes
+            # without a task event; the view re-reads (at most every 2 s) while it is shown.
+            self._mark(("shops",))
         now = time.monotonic()
         if now >= self._fleet_next:  # each second on screen, else every 5 s (tab counts)
             on_screen = self.current_key() in ("in_flight", "workers")

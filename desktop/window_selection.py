@@ -67,6 +67,8 @@ class SelectionMixin(_Base):
     dialog: QWidget | None
     last_export: asyncio.Task[None] | None
     _current_steps: dict[int, int]
+    _detail_for: int | None
+    _detail_reading: set[int]
     _focus_table: dict[str, str]
 
     if TYPE_CHECKING:  # defined by the window and its other parts
@@ -191,23 +193,48 @@ class SelectionMixin(_Base):
 
     def _selected(self, name: str, ids: list[Hashable]) -> None:
         self._update_actions()
-        if name in TASK_PANELS or name == "tickets":
-            tid: int | None = None
-            if ids:
-                tid = int(str(ids[0])) if name != "tickets" else next(
-                    (r.task_id for r in self.panels["tickets"].selected_rows() if r), None)
-            if tid is not None and tid != self.detail.task_id:
-                self._spawn(self._load_detail(tid))
+        if name == self.current_key():  # a hidden view's selection is not the pane's
+            self._detail_follow()
+
+    def _selected_task(self, key: str) -> int | None:
+        """The task the view's selection shows in the detail pane (its first), else None."""
+        if key in TASK_PANELS:
+            ids = self._selected_in(key)
+            return int(str(ids[0])) if ids else None
+        if key == "tickets":
+            return next((r.task_id for r in self.panels["tickets"].selected_rows() if r), None)
+        return None
+
+    def _detail_follow(self) -> None:
+        """The detail pane follows the current view's selection: its task, or nothing when
+        the view has no selection (switching from Pending to History does not leave the
+        pending task there)."""
+        tid = self._selected_task(self.current_key())
+        self._detail_for = tid
+        if tid is None:
+            self.detail.clear()  # also an error line about an earlier task
+        elif tid != self.detail.task_id and tid not in self._detail_reading:
+            self._detail_reading.add(tid)  # now: a second signal of this tick reads it once
+            self._spawn(self._load_detail(tid))
 
     async def _load_detail(self, task_id: int) -> None:
+        """Read a task's detail into the pane, unless by then the pane wants another one
+        (``_detail_for``, set when the selection or the view changes)."""
+        self._detail_reading.add(task_id)
         try:
-            d = await self.reader(task_detail, self.store, task_id,
-                                  current_step=self._current_steps.get(task_id))
-        except Exception as exc:  # the task may be gone; say so in the pane
-            self.detail.clear()
-            self.detail.header.setText(str(exc))
-            return
-        files = await asyncio.to_thread(evidence_files, d)   # file checks and decoding
+            try:
+                d = await self.reader(task_detail, self.store, task_id,
+                                      current_step=self._current_steps.get(task_id))
+            except Exception as exc:  # the task may be gone; say so in the pane
+                if self._detail_for == task_id:
+                    self.detail.clear()
+                    self.detail.header.setText(str(exc))
+                return
+            files = await asyncio.to_thread(evidence_files, d)   # file checks and decoding
+        finally:
+            self._detail_reading.discard(task_id)
+        if self._detail_for != task_id:
+            return  # the selection (or the view) moved on while it was read
         self.detail.show_detail(d, files=files)
 
     def _update_actions(self) -> None:

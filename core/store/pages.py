@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidInput
+from .records import ShopHold
 
 Order = tuple[tuple[str, bool], ...]
 """Sort columns and whether each is descending; every order ends with the task id."""
@@ -94,6 +95,9 @@ class ShopRow:
     waiting: int
     tags: tuple[str, ...] = ()
     """#18: the shop's tags."""
+    hold: ShopHold | None = None
+    """#15: the live hold on the shop (a person's takeover), read with the row; ``None`` when
+    none, or when it ran out."""
 
 
 _ORDERS: dict[str, tuple[tuple[str, bool], ...]] = {

@@ -69,7 +69,7 @@ class ShopHold:
     owner: str
     until: float
     what: str = ""
-    """Who holds it, in words (``"takeover of ticket #12 on host-a"``)."""
+    """Who holds it, in words (``"alice@host-a (ticket #12)"``)."""
 
 
 @dataclass(frozen=True)

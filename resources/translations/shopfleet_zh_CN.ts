@@ -203,6 +203,10 @@
         <translation>网络</translation>
     </message>
     <message>
+        <source>Takeover</source>
+        <translation>接管</translation>
+    </message>
+    <message>
         <source>Site paused</source>
         <translation>站点已暂停</translation>
     </message>
@@ -895,6 +899,14 @@
         <translation>该店铺的任务等待代理恢复；其他店铺照常运行。</translation>
     </message>
     <message>
+        <source>taken over by %1 until %2</source>
+        <translation>由 %1 接管，至 %2</translation>
+    </message>
+    <message>
+        <source>A person works in this shop's browser: none of its tasks starts until the browser is closed (or the hold runs out at %1 if its console stops).</source>
+        <translation>有人正在此店铺的浏览器中操作：浏览器关闭前不会启动它的任何任务（若其控制台停止，占用将于 %1 自动结束）。</translation>
+    </message>
+    <message>
         <source>%1: done</source>
         <translation>%1：完成</translation>
     </message>
@@ -1167,6 +1179,10 @@ Store: %2</source>
     <message>
         <source>Stop automation and quit? Running tasks save their place and go back to the queue.</source>
         <translation>停止自动化并退出？运行中的任务会保存进度并回到队列。</translation>
+    </message>
+    <message>
+        <source>The browser of %1 is open (taken over). Quitting closes it, saves its session and gives the shop back to automation.</source>
+        <translation>%1 的浏览器正被接管（仍打开）。退出会关闭它、保存会话，并把店铺交还给自动化。</translation>
     </message>
     <message>
         <source>Stop automation and quit</source>
@@ -1801,6 +1817,10 @@ Store: %2</source>
         <translation>无法下载浏览器：这台电脑连不上下载服务器（没有网络，或被代理、防火墙拦截）。请联网后重试，或安装无需下载的 Google Chrome 或 Microsoft Edge。</translation>
     </message>
     <message>
+        <source>The base URL must start with http:// or https://, e.g. %1.</source>
+        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
+    </message>
+    <message>
         <source>Welcome to ShopFleet</source>
         <translation>欢迎使用 ShopFleet</translation>
     </message>
@@ -1849,12 +1869,12 @@ Store: %2</source>
         <translation>用户名</translation>
     </message>
     <message>
-        <source>Password</source>
-        <translation>密码</translation>
+        <source>Shops to add: %1.</source>
+        <translation>要添加的店铺：%1。</translation>
     </message>
     <message>
-        <source>The base URL must start with http:// or https://, e.g. %1.</source>
-        <translation>基础网址必须以 http:// 或 https:// 开头，例如 %1。</translation>
+        <source>Password</source>
+        <translation>密码</translation>
     </message>
     <message>
         <source>Flows</source>
@@ -1899,10 +1919,6 @@ Store: %2</source>
     <message>
         <source>The database will be created at %1.</source>
         <translation>数据库将创建在 %1。</translation>
-    </message>
-    <message>
-        <source>Shops to add: %1.</source>
-        <translation>要添加的店铺：%1。</translation>
     </message>
     <message>
         <source>No shops yet: add them later in the console.</source>
@@ -2907,6 +2923,10 @@ Replace the shipped flow's file with this one? Choose No to save it under anothe
     <message>
         <source>Saved as: %1</source>
         <translation>保存为：%1</translation>
+    </message>
+    <message>
+        <source>Closing the browser of %1: saving its session…</source>
+        <translation>正在关闭 %1 的浏览器：保存会话……</translation>
     </message>
     <message>
         <source>ticket #%1</source>

@@ -930,4 +930,14 @@ ZH_CN.update({
     "Location": "地理位置",
     "Extra headers": "附加请求头",
     "proxy of shop %1": "店铺 %1 的代理",
+    # #15 takeover in the Shops view, and a console that quits with a browser open
+    "Takeover": "接管",
+    "taken over by %1 until %2": "由 %1 接管，至 %2",
+    "A person works in this shop's browser: none of its tasks starts until the browser is "
+    "closed (or the hold runs out at %1 if its console stops).":
+        "有人正在此店铺的浏览器中操作：浏览器关闭前不会启动它的任何任务（若其控制台停止，占用将于 %1 自动结束）。",
+    "The browser of %1 is open (taken over). Quitting closes it, saves its session and gives "
+    "the shop back to automation.":
+        "%1 的浏览器正被接管（仍打开）。退出会关闭它、保存会话，并把店铺交还给自动化。",
+    "Closing the browser of %1: saving its session…": "正在关闭 %1 的浏览器：保存会话……",
 })

@@ -72,3 +72,27 @@ def test_hold_requests_are_checked(store_factory: StoreFactory) -> None:
     with pytest.raises(InvalidInput):
         store.hold_shop("no-such-shop", "a", lease_s=5)
     assert store.shop_hold("pdd-1") is None
+
+
+def test_the_shops_rows_show_a_live_hold_read_with_them(
+        store_factory: StoreFactory, clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Shops view's rows carry the hold (who, until when) from the read that lists the
+    shops, not from a read per row; a hold that ran out or was released is not shown."""
+    store = store_factory()
+    store.hold_shop("pdd-1", "takeover:a", lease_s=30, what="takeover of ticket #3 on host-a")
+
+    def per_row(*_a: object) -> None:
+        raise AssertionError("shop_rows read a hold per row")
+    monkeypatch.setattr(store, "shop_hold", per_row)
+    rows = {r.name: r for r in store.shop_rows()}
+    held = rows["pdd-1"].hold
+    assert held is not None and (held.owner, held.what) == ("takeover:a",
+                                                            "takeover of ticket #3 on host-a")
+    assert held.until == pytest.approx(clock.now() + 30)
+    assert all(r.hold is None for n, r in rows.items() if n != "pdd-1")
+    clock.advance(31)                                    # ran out: not shown
+    assert all(r.hold is None for r in store.shop_rows())
+    store.hold_shop("pdd-2", "takeover:b", lease_s=30)
+    assert [r.name for r in store.shop_rows() if r.hold is not None] == ["pdd-2"]
+    store.release_shop_hold("pdd-2", "takeover:b")
+    assert all(r.hold is None for r in store.shop_rows())

@@ -91,3 +91,86 @@ def test_a_captcha_ticket_is_solved_by_a_takeover_and_the_reply_is_sent_once(
     assert replies == ["Taken over, sent once"]
     assert seen_pages and "/shop/pdd-1/" in seen_pages[0]
     assert seen_profile == [["en-US", "America/Chicago", "ShopFleetTest/Takeover"]]
+
+
+def test_a_shop_takeover_from_the_command_line_opens_its_browser_where_it_stopped(
+        tmp_path: Path, display: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``shopfleet takeover --shop pdd-1``: a headed browser with the shop's saved session
+    and profile, at the page where its latest stopped task stopped, the shop held while it is
+    open; the person's change to the session is saved when the browser closes, and the shop
+    is given back."""
+    import json
+
+    from core.browser.sessions import SessionStore
+    from core.cli import main
+    from core.demosite import host_resolver_rules
+    from core.paths import data_dir
+    from core.tickets import Signature
+
+    monkeypatch.setenv("SHOPFLEET_HOME", str(tmp_path / "home"))
+    home = data_dir()
+    with DemoSite() as site:
+        settings = demo_settings(Settings())
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(f'[browser]\nhost_resolver_rules = "{host_resolver_rules()}"\n')
+        db = tmp_path / "t.db"
+        store = open_store(settings, db)
+        vault = Vault.open(home)
+        register_demo_shops(store, site, vault)
+        shop = store.shop("pdd-1")
+        store.set_shop_profile("pdd-1", ShopProfile(
+            locale="zh-CN", timezone="Asia/Shanghai", user_agent="ShopFleetTest/ShopTakeover"),
+            proxy_password_enc=None)
+        origin = shop.base_url.split("/shop/")[0]
+        asyncio.run(SessionStore(home / "sessions", vault).save("pdd-1", {
+            "cookies": [{"name": "robot_was_here", "value": "1", "domain": origin.split("//")[1],
+                         "path": "/", "expires": -1, "httpOnly": False, "secure": False,
+                         "sameSite": "Lax"}], "origins": []}))
+        # The shop's latest stopped task: a ticket whose evidence says where it stopped.
+        stopped = f"{shop.base_url}/messages/3"
+        steps = tmp_path / "steps.json"
+        steps.write_text(json.dumps({"failure": {"url": stopped}}))
+        tid = store.submit(TaskSpec.model_validate(
+            {"type": "collect_data", "shop": "pdd-1", "flow": "collect_data",
+             "params": {"page": 1}}))
+        assert store.claim("w") is not None
+        store.open_ticket(tid, "w", signature=Signature("pdd", "collect_data", "s", "captcha",
+                                                        "captcha"),
+                          step=1, error="captcha", evidence={"steps": str(steps)},
+                          kind="failure", reason="ticket")
+        seen: list[Any] = []
+
+        import core.takeover as takeover_mod
+        real = takeover_mod.take_over_shop
+
+        async def person(page: Any) -> None:
+            hold = await asyncio.to_thread(store.shop_hold, "pdd-1")   # the shop's lease
+            assert hold is not None and "command line" in hold.what
+            seen.append((page.url, await page.evaluate(
+                "[navigator.language, Intl.DateTimeFormat().resolvedOptions().timeZone,"
+                " navigator.userAgent, document.cookie]")))
+            await page.evaluate("document.cookie = 'person_was_here=1; path=/'")
+            await page.close()
+
+        async def with_hands(*a: Any, **k: Any) -> Any:
+            return await real(*a, **k, on_page=person)
+
+        monkeypatch.setattr(takeover_mod, "take_over_shop", with_hands)
+        capsys.readouterr()
+        code = main(["takeover", "--shop", "pdd-1", "--db", str(db), "--config", str(cfg),
+                     "--max-s", "120"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        assert f"browser of pdd-1 closed (person) at {stopped}" in out
+        assert store.shop_hold("pdd-1") is None                       # given back
+        saved = asyncio.run(SessionStore(home / "sessions", vault).load("pdd-1"))
+        store.close()
+    # where it stopped (the demo site sends a logged-out visitor to its login page first)
+    assert seen and seen[0][0] in (stopped, f"{shop.base_url}/login?next="
+                                            "%2Fshop%2Fpdd-1%2Fmessages%2F3")
+    lang, tz, ua, cookies = seen[0][1]
+    assert (lang, tz, ua) == ("zh-CN", "Asia/Shanghai", "ShopFleetTest/ShopTakeover")
+    assert "robot_was_here=1" in cookies                              # its session
+    assert saved is not None
+    assert {c["name"] for c in saved["cookies"]} >= {"robot_was_here", "person_was_here"}

@@ -24,6 +24,16 @@ def _fields(values: list[str | None]) -> dict[str, str]:
     return {k: v for k, v in zip(_FIELDS, values, strict=True) if v is not None}
 
 
+HOLD_FIELDS = _FIELDS
+"""The shop hash's fields a hold lives in (read with a shop's row: :func:`live_hold`)."""
+
+
+def live_hold(name: str, values: list[Any], now: float) -> ShopHold | None:
+    """The hold in ``HMGET shop HOLD_FIELDS`` when it has not run out at ``now``."""
+    hold = _hold(name, _fields([v.decode() if isinstance(v, bytes) else v for v in values]))
+    return hold if hold is not None and hold.until > now else None
+
+
 def _hold(name: str, h: dict[str, str]) -> ShopHold | None:
     if not h.get("hold_owner"):
         return None
@@ -88,6 +98,5 @@ class RedisHolds:
 
     def shop_hold(self, name: str) -> ShopHold | None:
         """The live hold on shop ``name`` (``None`` when none, or when it ran out)."""
-        hold = _hold(name, _fields(self._r.hmget(self.keys.shop(self._shop_id(name)),
-                                                 *_FIELDS)))
-        return hold if hold is not None and hold.until > self.clock.now() else None
+        return live_hold(name, self._r.hmget(self.keys.shop(self._shop_id(name)), *_FIELDS),
+                         self.clock.now())

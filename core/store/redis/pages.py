@@ -48,6 +48,7 @@ from ..pages import (
     order_of,
     sort_values,
 )
+from .holds import HOLD_FIELDS, live_hold
 from .keys import Keys, score
 
 if TYPE_CHECKING:
@@ -397,17 +398,19 @@ def task_rows(store: _RedisStore, ids: Sequence[int]) -> dict[int, TaskRow]:
 
 
 def shop_rows(store: _RedisStore) -> list[ShopRow]:
-    """:func:`core.queries.shop_rows`: queued from each shop's queue set, running from
-    ``P:shop_running``, waiting for a person from the (small) ``waiting_human`` set."""
+    """:func:`core.queries.shop_rows`: queued from each shop's queue set and its live hold
+    (#15) from its hash, in one pipeline; running from ``P:shop_running``, waiting for a
+    person from the (small) ``waiting_human`` set."""
     rd = _Reader(store)
     shops = sorted(rd.shops.values(), key=lambda s: s.name)
     paused_domains = set(store.paused_domains())
     pipe = rd.r.pipeline(transaction=False)
     for s in shops:
         pipe.zcard(rd.k.shop_queue(s.id))
+        pipe.hmget(rd.k.shop(s.id), *HOLD_FIELDS)
     pipe.hgetall(rd.k.shop_running)
     got = pipe.execute()
-    queued, running_raw = got[:-1], got[-1]
+    queued, holds, running_raw = got[:-1:2], got[1:-1:2], got[-1]
     running = {_int(k): _int(v) for k, v in (running_raw or {}).items()}
     waiting: dict[int, int] = {}
     for ids in _id_ids(rd.r, rd.k.state("waiting_human"), None, False):
@@ -420,5 +423,6 @@ def shop_rows(store: _RedisStore) -> list[ShopRow]:
     return [ShopRow(name=s.name, platform=s.platform, domain=s.domain, base_url=s.base_url,
                     paused=bool(s.paused), domain_paused=s.domain in paused_domains,
                     queued=int(q), running=max(0, running.get(s.id, 0)),
-                    waiting=waiting.get(s.id, 0), tags=s.tags)
-            for s, q in zip(shops, queued, strict=True)]
+                    waiting=waiting.get(s.id, 0), tags=s.tags,
+                    hold=live_hold(s.name, h, rd.now))
+            for s, q, h in zip(shops, queued, holds, strict=True)]

@@ -25,6 +25,12 @@ def hold_of(name: str, value: str | None) -> ShopHold | None:
                     what=str(d.get("what", "")))
 
 
+def live_hold(name: str, value: str | None, now: float) -> ShopHold | None:
+    """The hold in a ``meta`` value when it has not run out at ``now``, else ``None``."""
+    hold = hold_of(name, value)
+    return hold if hold is not None and hold.until > now else None
+
+
 def held_shop_ids(conn: sqlite3.Connection, now: float) -> set[int]:
     """Ids of the shops whose hold has not run out (in the claim's transaction)."""
     return {int(sid) for sid, value in conn.execute(sql.HELD_SHOPS)
@@ -76,5 +82,4 @@ class SqliteHolds:
     def shop_hold(self, name: str) -> ShopHold | None:
         """The live hold on shop ``name`` (``None`` when none, or when it ran out)."""
         rows = self._read(sql.META_VALUE, (f"hold:{name}",))
-        hold = hold_of(name, rows[0][0] if rows else None)
-        return hold if hold is not None and hold.until > self.clock.now() else None
+        return live_hold(name, rows[0][0] if rows else None, self.clock.now())

@@ -30,6 +30,7 @@ from ..pages import (
     merge_page,
 )
 from . import sql
+from .holds import live_hold
 
 
 class _Reader(Protocol):
@@ -209,12 +210,15 @@ def task_rows(store: _Reader, ids: Sequence[int]) -> dict[int, TaskRow]:
 
 
 def shop_rows(store: _Reader) -> list[ShopRow]:
-    """Every shop with its queued, running and waiting-for-a-person counts."""
+    """Every shop with its queued, running and waiting-for-a-person counts, and its live hold
+    (#15 takeover) from the same statement."""
     rows = store._read(
         sql.SHOP_ROWS)
     waiting = {r[0]: int(r[1]) for r in store._read(
         sql.WAITING_HUMAN_PER_SHOP)}
+    now = store.clock.now()
     return [ShopRow(name=r[0], platform=r[1], domain=r[2], base_url=r[3], paused=bool(r[4]),
                     domain_paused=bool(r[5]), queued=int(r[6]), running=int(r[7]),
-                    waiting=waiting.get(r[0], 0), tags=tuple(json.loads(r[8] or "[]")))
+                    waiting=waiting.get(r[0], 0), tags=tuple(json.loads(r[8] or "[]")),
+                    hold=live_hold(r[0], r[9], now))
             for r in rows]

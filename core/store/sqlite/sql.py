@@ -410,7 +410,8 @@ SHOP_ROWS = (
     "(SELECT count(*) FROM tasks t INDEXED BY tasks_shop_ready WHERE t.state = 'queued' "
     "AND t.shop_id = s.id) AS q, "
     "(SELECT count(*) FROM tasks t INDEXED BY tasks_state WHERE t.state = 'running' "
-    "AND t.shop_id = s.id) AS r, s.tags "
+    "AND t.shop_id = s.id) AS r, s.tags, "
+    "(SELECT m.value FROM meta m WHERE m.name = 'hold:' || s.name) AS hold "
     "FROM shops s ORDER BY s.name")
 
 WAITING_HUMAN_PER_SHOP = (
