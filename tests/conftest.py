@@ -2,18 +2,39 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pytestqt.qtbot import QtBot
 
 from core.config import Settings
 from core.store import SqliteStore
 from core.testing import FakeClock
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# A Qt wait is on a signal or a condition; its timeout is only a backstop against a hang,
+# never a speed check. pytest-qt's default (5 s) is shorter than a reader-thread round trip on
+# CI's shared 2-core machine at load 20-30 (another full suite beside this one), so no wait in
+# this suite gives up in less than a minute.
+QT_BACKSTOP_MS = 60_000
+
+
+def _with_backstop(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def wait(self: Any, *args: Any, timeout: int = 5000, **kw: Any) -> Any:
+        if 0 < timeout < QT_BACKSTOP_MS:
+            timeout = QT_BACKSTOP_MS
+        return method(self, *args, timeout=timeout, **kw)
+    return wait
+
+
+for _name in ("waitUntil", "waitSignal", "waitSignals", "waitCallback"):
+    setattr(QtBot, _name, _with_backstop(getattr(QtBot, _name)))
 
 SHOPS = [("pdd-1", "pdd"), ("pdd-2", "pdd"), ("temu-1", "temu"), ("tiktok-1", "tiktok")]
 

@@ -56,12 +56,14 @@ class Run:
     def __init__(self, qtbot: Any) -> None:
         self.qtbot = qtbot
 
-    def __call__(self, aw: Awaitable[T], timeout_ms: int = 20_000) -> T:
+    # Timeouts are backstops against a hang, never speed checks (see QT_BACKSTOP_MS in
+    # tests/conftest.py: no Qt wait here gives up in less than a minute).
+    def __call__(self, aw: Awaitable[T], timeout_ms: int = 120_000) -> T:
         task = asyncio.ensure_future(aw)
         self.qtbot.waitUntil(task.done, timeout=timeout_ms)
         return task.result()
 
-    def until(self, cond: Callable[[], Any], timeout_ms: int = 10_000) -> None:
+    def until(self, cond: Callable[[], Any], timeout_ms: int = 60_000) -> None:
         self.qtbot.waitUntil(lambda: bool(cond()), timeout=timeout_ms)
 
 

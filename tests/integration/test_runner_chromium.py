@@ -319,21 +319,21 @@ def test_a_write_whose_host_does_not_resolve_never_left_and_runs_on_the_next_att
 
 def test_a_write_whose_connection_dropped_after_the_request_stays_in_flight(
         chromium: Chromium, base_url: str, tmp_path: Path) -> None:
-    """The site took the write, then the connection closed without an answer
+    """The site received the write, then the connection closed without an answer
     (ERR_EMPTY_RESPONSE): the outcome is unknown — the write stays in flight, and the next
     attempt without ``verify`` hands it to a person instead of sending it again."""
     saved: list[Checkpoint] = []
     err = fail(chromium, write_by_url("send-and-drop"), base_url, tmp_path, saved=saved)
     assert type(err) is NetworkDown and "ERR_EMPTY_RESPONSE" in str(err), err
     assert saved[-1].write_in_flight == 0
-    # The site took it (Chromium's own network stack may resend a GET once after an empty
+    # The site received it (Chromium's own network stack may resend a GET once after an empty
     # answer: a reason to write by POST; nothing of ours sent it).
-    took = len(STATE.replies)
-    assert took >= 1 and set(STATE.replies) == {PARAMS["reply"]}
+    received = len(STATE.replies)
+    assert received >= 1 and set(STATE.replies) == {PARAMS["reply"]}
     err = fail(chromium, write_by_url("send-and-drop"), base_url, tmp_path,
                checkpoint=saved[-1])
     assert isinstance(err, NeedsHuman) and err.error_class == "write_unknown", err
-    assert len(STATE.replies) == took                           # not sent again
+    assert len(STATE.replies) == received                       # not sent again
 
 
 def test_503_is_site_failed_with_evidence_and_no_secrets(chromium: Chromium, base_url: str,
