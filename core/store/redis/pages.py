@@ -48,6 +48,7 @@ from ..pages import (
     order_of,
     sort_values,
 )
+from . import sorts
 from .keys import Keys, score
 
 if TYPE_CHECKING:
@@ -213,9 +214,10 @@ def _queue_lower_bound(r: Any, key: str, s: float, m: str) -> tuple[int, bool]:
     return lo, False
 
 
-def _queue_ids(r: Any, key: str, after: Cursor | None, descending: bool
-               ) -> Iterator[list[int]]:
-    """Ids of a queue-ordered set (best first, or worst first), after a score cursor."""
+def _queue_ids(r: Any, key: str, after: Cursor | None, descending: bool,
+               first: int = BATCH) -> Iterator[list[int]]:
+    """Ids of a queue-ordered set (best first, or worst first), after a score cursor:
+    ``first`` ids, then :data:`BATCH` a round trip."""
     from .keys import member
 
     if after is None:
@@ -227,41 +229,48 @@ def _queue_ids(r: Any, key: str, after: Cursor | None, descending: bool
         lb, present = _queue_lower_bound(r, key, s, m)
         start = lb
         end = lb - (2 if present else 1)
+    n = first
     if not descending:
         while True:
-            got = r.zrange(key, start, start + BATCH - 1)
+            got = r.zrange(key, start, start + n - 1)
             if not got:
                 return
             yield [int(_text(x) or 0) for x in got]
             start += len(got)
+            n = BATCH
     else:
         while end >= 0:
-            lo = max(0, end - BATCH + 1)
+            lo = max(0, end - n + 1)
             got = r.zrange(key, lo, end)
             if not got:
                 return
             yield [int(_text(x) or 0) for x in reversed(got)]
             end = lo - 1
+            n = BATCH
 
 
-def _id_ids(r: Any, key: str, after: int | None, descending: bool) -> Iterator[list[int]]:
-    """Ids of a set scored by task id, ascending or descending, after an id."""
+def _id_ids(r: Any, key: str, after: int | None, descending: bool, first: int = BATCH
+            ) -> Iterator[list[int]]:
+    """Ids of a set scored by task id, ascending or descending, after an id: ``first`` ids,
+    then :data:`BATCH` a round trip."""
+    n = first
     while True:
         if descending:
             top = f"({after}" if after is not None else "+inf"
-            got = r.zrevrangebyscore(key, top, "-inf", start=0, num=BATCH, withscores=True)
+            got = r.zrevrangebyscore(key, top, "-inf", start=0, num=n, withscores=True)
         else:
             low = f"({after}" if after is not None else "-inf"
-            got = r.zrangebyscore(key, low, "+inf", start=0, num=BATCH, withscores=True)
+            got = r.zrangebyscore(key, low, "+inf", start=0, num=n, withscores=True)
         if not got:
             return
         ids = [int(sc) for _, sc in got]
         yield ids
         after = ids[-1]
+        n = BATCH
 
 
 def _id_source(rd: _Reader, state: str, sid: int | None, after: int | None,
-               descending: bool) -> Iterator[list[int]]:
+               descending: bool, first: int = BATCH) -> Iterator[list[int]]:
     """The state's ids by id; with a shop, from the smaller of the state's and the shop's
     sets (rows of other states are dropped by the caller)."""
     r, k = rd.r, rd.k
@@ -273,7 +282,21 @@ def _id_source(rd: _Reader, state: str, sid: int | None, after: int | None,
         n_state, n_shop = pipe.execute()
         if int(n_shop) < int(n_state):
             key = k.shop_tasks(sid)
-    return _id_ids(r, key, after, descending)
+    return _id_ids(r, key, after, descending, first)
+
+
+def _shop_is_smaller(rd: _Reader, state: str, sort: str, sid: int | None, limit: int
+                     ) -> bool:
+    """With a shop filter, whether sorting the shop's own tasks (O(shop's tasks)) costs less
+    than walking the sort index past other shops' rows (about ``limit`` × index / shop's
+    tasks when they are spread evenly)."""
+    if sid is None:
+        return False
+    pipe = rd.r.pipeline(transaction=False)
+    pipe.zcard(rd.k.shop_tasks(sid))
+    pipe.zcard(sorts.key(rd.k.prefix, state, sort))
+    n_shop, n_index = (int(x) for x in pipe.execute())
+    return n_shop * n_shop <= limit * n_index
 
 
 def _sorted_rows(rd: _Reader, state: str, order: tuple[tuple[str, bool], ...],
@@ -302,19 +325,53 @@ def _sorted_rows(rd: _Reader, state: str, order: tuple[tuple[str, bool], ...],
     return [row for _, row in heapq.nsmallest(limit, rows(), key=lambda kr: kr[0])]
 
 
+def _index_ids(r: Any, key: str, sort: str, after: Cursor | None, descending: bool,
+               first: int) -> Iterator[list[int]]:
+    """Ids of a sort index (:mod:`core.store.redis.sorts`) in order after the cursor: one
+    ``ZRANGEBYLEX`` a batch (``first`` ids, then :data:`BATCH`), O(log n + batch) each."""
+    bound = "(" + sorts.encode(sort, after) if after is not None else None
+    num = first
+    while True:
+        if descending:
+            got = r.zrevrangebylex(key, bound or "+", "-", start=0, num=num)
+        else:
+            got = r.zrangebylex(key, bound or "-", "+", start=0, num=num)
+        if not got:
+            return
+        yield [sorts.id_of(sort, m) for m in got]
+        if len(got) < num:
+            return
+        bound, num = "(" + _text(got[-1]), BATCH  # type: ignore[operator]
+
+
+def _state_ids(rd: _Reader, state: str, sid: int | None, after: Cursor | None,
+               descending: bool, first: int) -> Iterator[list[int]]:
+    """History by state: one state's ids by id, after a ``(state, id)`` cursor (a state
+    before the cursor's in this direction has nothing after it, one after it everything)."""
+    last: int | None = None
+    if after is not None:
+        cstate, cid = after
+        assert isinstance(cstate, str) and isinstance(cid, int)
+        if state == cstate:
+            last = cid
+        elif (state < cstate) != descending:
+            return iter(())
+    return _id_source(rd, state, sid, last, descending, first)
+
+
 def _source(rd: _Reader, state: str, sort: str, descending: bool, flt: TaskFilter,
-            after: Cursor | None) -> Iterator[list[int]]:
+            after: Cursor | None, first: int) -> Iterator[list[int]]:
     """The ids of ``state`` in a set's order (score in a queue set, or id), after the
     cursor, from the cheapest set."""
     r, k = rd.r, rd.k
     sid = rd.shop_id(flt.shop) if flt.shop else None
     if sort == "score":
         if state == "queued" and sid is not None:
-            return _queue_ids(r, k.shop_queue(sid), after, descending)
-        return _queue_ids(r, _QUEUE_SETS[state](k), after, descending)
+            return _queue_ids(r, k.shop_queue(sid), after, descending, first)
+        return _queue_ids(r, _QUEUE_SETS[state](k), after, descending, first)
     last = after[0] if after is not None else None
     assert last is None or isinstance(last, int)
-    return _id_source(rd, state, sid, last, descending)
+    return _id_source(rd, state, sid, last, descending, first)
 
 
 def _walk(rd: _Reader, state: str, sort: str, order: tuple[tuple[str, bool], ...],
@@ -326,11 +383,20 @@ def _walk(rd: _Reader, state: str, sort: str, order: tuple[tuple[str, bool], ...
     sid = rd.shop_id(flt.shop) if flt.shop else None
     if flt.shop and sid is None:
         return
-    if not (sort == "id" or (sort == "score" and state in _QUEUE_SETS)):
+    source: Iterator[list[int]]
+    if sort == "id" or (sort == "score" and state in _QUEUE_SETS):
+        source = _source(rd, state, sort, descending, flt, after, limit)
+    elif sort == "state":
+        source = _state_ids(rd, state, sid, after, descending, limit)
+    elif sort in sorts.INDEXED.get(state, ()) and not _shop_is_smaller(rd, state, sort, sid,
+                                                                        limit):
+        source = _index_ids(rd.r, sorts.key(rd.k.prefix, state, sort), sort, after,
+                            descending, limit)
+    else:
         yield from _sorted_rows(rd, state, order, ok, sid, after, limit)
         return
     start = after_cursor_key(after, order) if after is not None else None
-    for ids in _source(rd, state, sort, descending, flt, after):
+    for ids in source:
         for row in rd.rows(ids):
             # The state check also drops a row that moved between two reads; the cursor
             # check drops one that a concurrent change shifted back before the cursor.
