@@ -12,14 +12,22 @@ pending, score (shop)            ``P:q:shop:<id>`` by rank
 suspended, score                 ``P:q:suspended`` by rank
 any state, id                    ``P:state:<state>`` by score (= id) range
 any state, id (shop)             the smaller of ``P:state:<state>`` and ``P:shop_tasks:<id>``
-any other sort (every column     the state's ids as for id, rows read batch by batch, the
-  of the console's tables)       best ``limit`` after the cursor kept in a heap
-                                 (:func:`_sorted_rows`): O(rows in the state) per page
+history, state                   ``P:state:<state>`` by id (one value within a state)
+any other sort (every column     the sort index ``P:sort:<state>:<sort>``
+  of the console's tables;       (:mod:`core.store.redis.sorts`), one ``ZRANGEBYLEX`` (or
+  history by finish time)        ``ZREVRANGEBYLEX``) after the cursor's encoding
+same, shop filter, few tasks     the shop's tasks (``P:shop_tasks:<id>``) read and the best
+  in the shop                    ``limit`` after the cursor kept in a heap
+                                 (:func:`_sorted_rows`) when that costs less than walking
+                                 the index past other shops' rows (:func:`_shop_is_smaller`)
 ================================ =========================================================
 
 A cursor ``(band, prio_key, id)`` inside a queue set is found in O(log n): the cursor's own
 member when it is still there (``ZRANK``), otherwise a binary search over the members with the
-cursor's score (``ZCOUNT`` bounds it), so a page is O(log n + page) however deep it is.
+cursor's score (``ZCOUNT`` bounds it), so a page is O(log n + page) however deep it is. In a
+sort index the cursor's encoding is the range's exclusive bound: O(log n + page) too. The
+first round trip of a page reads ``limit`` ids and their hashes; later ones (rows filtered
+out) :data:`BATCH`.
 
 Filters other than the shop (platform, type, text) are checked here on the task hashes, read in
 batches of :data:`BATCH` ids per pipeline, until the page is full: a filter that matches little
@@ -302,14 +310,13 @@ def _shop_is_smaller(rd: _Reader, state: str, sort: str, sid: int | None, limit:
 def _sorted_rows(rd: _Reader, state: str, order: tuple[tuple[str, bool], ...],
                  ok: Callable[[TaskRow], bool], sid: int | None, after: Cursor | None,
                  limit: int) -> list[TaskRow]:
-    """The first ``limit`` matching rows of ``state`` after the cursor, in an order no set
-    keeps: the state's rows are read batch by batch and the best ``limit`` kept (a heap).
+    """The first ``limit`` matching rows of ``state`` after the cursor, by reading them all:
+    the state's (or, with a shop, the smaller of the state's and the shop's) rows batch by
+    batch, the best ``limit`` kept in a heap.
 
-    O(rows in the state) per page, in :data:`BATCH`-sized pipelines, memory O(limit). The
-    alternative — one sorted set per state and sort column, kept by every Lua script — would
-    add a write per index to every state change of the queue's hot path (``updated_at``
-    changes on each), and text columns do not fit a score; these orders are read by an
-    operator clicking a header, not by the engine.
+    O(rows read) per page, in :data:`BATCH`-sized pipelines, memory O(limit): only for a shop
+    filter whose shop has few tasks (:func:`_shop_is_smaller`), and for a sort that has no
+    index in a state (none a view offers: ``tests/unit/test_redis_sorts.py`` checks).
     """
     start = after_cursor_key(after, order) if after is not None else None
 
