@@ -153,7 +153,7 @@ def main() -> int:
         from core.store.redis.store import RedisStore
 
         t0 = time.perf_counter()
-        report = migrate(path, redis.url, settings=settings, batch=2000)
+        report = migrate(path, redis.url, settings=settings, batch=500)
         assert report.ok, report.lines()
         note(f"copied to Redis in {time.perf_counter() - t0:.1f}s")
         stores = {"sqlite": open_store(settings, path, validate=False),

@@ -20,6 +20,9 @@ same, shop filter, few tasks     the shop's tasks (``P:shop_tasks:<id>``) read a
   in the shop                    ``limit`` after the cursor kept in a heap
                                  (:func:`_sorted_rows`) when that costs less than walking
                                  the index past other shops' rows (:func:`_shop_is_smaller`)
+in flight, any sort but id       every running task read, the best ``limit`` kept
+                                 (:func:`_sorted_rows`): no index on purpose, there are at
+                                 most as many as the fleet's slots (``sorts.UNINDEXED``)
 ================================ =========================================================
 
 A cursor ``(band, prio_key, id)`` inside a queue set is found in O(log n): the cursor's own
@@ -314,9 +317,10 @@ def _sorted_rows(rd: _Reader, state: str, order: tuple[tuple[str, bool], ...],
     the state's (or, with a shop, the smaller of the state's and the shop's) rows batch by
     batch, the best ``limit`` kept in a heap.
 
-    O(rows read) per page, in :data:`BATCH`-sized pipelines, memory O(limit): only for a shop
-    filter whose shop has few tasks (:func:`_shop_is_smaller`), and for a sort that has no
-    index in a state (none a view offers: ``tests/unit/test_redis_sorts.py`` checks).
+    O(rows read) per page, in :data:`BATCH`-sized pipelines, memory O(limit): only for the
+    running tasks (at most the fleet's slots, :data:`core.store.redis.sorts.UNINDEXED`) and a
+    shop filter whose shop has few tasks (:func:`_shop_is_smaller`); every other sort a view
+    offers has an index (``tests/unit/test_redis_sorts.py`` checks).
     """
     start = after_cursor_key(after, order) if after is not None else None
 

@@ -32,7 +32,8 @@ a script).
 
 Cost: a task sits in at most eight of these sets at a time (those of its state); a state change
 removes its members from the old state's sets and adds them to the new one's, at most sixteen
-O(log n) writes inside the script that changes it. Memory: about 60 bytes a member plus the
+O(log n) writes inside the script that changes it (a claim removes eight, an ack adds eight:
+running tasks have none, see :data:`INDEXED`). Memory: about 60 bytes a member plus the
 text (an error is at most 2,000 characters), ``bench/console_sort.py`` prints ``used_memory``.
 """
 
@@ -50,7 +51,6 @@ META = "sort_indexes"
 _SHARED = ("type", "shop", "platform")
 INDEXED: dict[str, tuple[str, ...]] = {
     "queued": (*_SHARED, "waited", "deadline", "attempts", "hard", "reason"),
-    "running": ("score", *_SHARED, "since", "attempts"),
     "suspended": (*_SHARED, "since", "attempts", "error_class", "error"),
     "quarantined": ("score", *_SHARED, "since", "attempts", "error_class", "error"),
     "waiting_human": ("score", *_SHARED, "since", "attempts", "error_class", "error"),
@@ -61,8 +61,14 @@ INDEXED: dict[str, tuple[str, ...]] = {
 }
 """Task state → the sorts with an index in that state: every sort a view of the state offers
 (:data:`core.queries.SORTS`; a test checks), except ``id`` (``P:state:<state>``), ``score`` of
-the queued and suspended tasks (their queue sets) and ``state`` (one value within a state: the
-id order)."""
+the queued and suspended tasks (their queue sets), ``state`` (one value within a state: the
+id order) — and every sort of the running tasks: there are at most as many as the fleet has
+slots (workers × ``pool.max_browsers`` × ``pool.contexts_per_browser``, plus leases not yet
+recovered), so a page of the in-flight view reads them all (O(slots), :data:`UNINDEXED`), and
+the claim and the ack, the queue's hot path, do not pay for six more indexes
+(``bench/redis_sort_writes.py``)."""
+UNINDEXED = frozenset({"running"})
+"""States whose pages read every task of the state (bounded by the fleet's slots)."""
 
 ID_SPAN = 10 ** 12
 """Ids are written in 12 digits (as the queue sets' members)."""
@@ -128,8 +134,17 @@ def _lua_specs() -> str:
                 f"{{'{c}', {'true' if d else 'false'}, {'true' if c in TEXT else 'false'}}}"
                 for c, d in cols[:-1])
             items.append(f"{{'{sort}', {{{parts}}}, {'true' if cols[-1][1] else 'false'}}}")
-        states.append(f"  {state} = {{{', '.join(items)}}}")
-    return "local SORTED = {\n" + ",\n".join(states) + "\n}\n"
+        states.append(f"  {state} = function() return {{{', '.join(items)}}} end")
+    # Built on first use, one state at a time: the scripts run this prelude on every call,
+    # and a claim or an ack needs two states' specs, not the hundred-odd tables of all.
+    return ("local SORTED_SPECS = {\n" + ",\n".join(states) + "\n}\n"
+            "local SORTED = setmetatable({}, {__index = function(tb, s)\n"
+            "  local f = SORTED_SPECS[s]\n"
+            "  local v = false\n"
+            "  if f then v = f() end\n"
+            "  rawset(tb, s, v)\n"
+            "  return v\n"
+            "end})\n")
 
 
 LUA = _lua_specs() + r"""
@@ -168,16 +183,19 @@ local function sort_value(t, col)
   if x == nil and not NULLABLE[col] then return 0 end
   return x
 end
+local HEX8 = '%02x%02x%02x%02x%02x%02x%02x%02x'
 local function hexnum(x, desc)
   if x == 0 then x = 0 end
-  local b = {string.byte(struct.pack('>d', x), 1, 8)}
-  if b[1] >= 128 then
-    for i = 1, 8 do b[i] = 255 - b[i] end
-  else
-    b[1] = b[1] + 128
-  end
-  if desc then for i = 1, 8 do b[i] = 255 - b[i] end end
-  return 'v' .. string.format('%02x%02x%02x%02x%02x%02x%02x%02x', unpack(b))
+  local b1, b2, b3, b4, b5, b6, b7, b8 = string.byte(struct.pack('>d', x), 1, 8)
+  local neg = b1 >= 128
+  if neg ~= (desc == true) then  -- negative ascending, or positive descending: all flipped
+    b2, b3, b4, b5, b6, b7, b8 = 255 - b2, 255 - b3, 255 - b4, 255 - b5, 255 - b6,
+                                 255 - b7, 255 - b8
+    if neg then b1 = 255 - b1 else b1 = 127 - b1 end
+  elseif not neg then  -- positive ascending: the sign bit set
+    b1 = b1 + 128
+  end  -- negative descending: flipped twice, as it is
+  return 'v' .. string.format(HEX8, b1, b2, b3, b4, b5, b6, b7, b8)
 end
 -- the task's member in each index of its state: key -> member
 local function sort_members(id, t)
