@@ -204,7 +204,7 @@ def test_every_sort_a_view_offers_has_its_index_or_set() -> None:
                         or state in sorts.UNINDEXED):
                     continue
                 assert sort in sorts.INDEXED[state], (view, state, sort)
-    assert sorts.UNINDEXED == {"running"}, "only the running tasks are bounded by the slots"
+    assert {"running"} == sorts.UNINDEXED, "only the running tasks are bounded by the slots"
     assert all(s in _ORDERS for ss in sorts.INDEXED.values() for s in ss)
 
 
