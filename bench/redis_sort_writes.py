@@ -77,7 +77,10 @@ def main() -> int:
     emit_machine(BENCH, args.dir)
     with temp_dir("shopfleet-sortw-", args.dir) as work, RedisServer() as redis:
         path = work / "sort.db"
-        settings = build(path, n)
+        # No hard aging due: the built tasks were created up to a day ago, and the first claim
+        # would otherwise move them all to the hard-aged band in one script (a mass the queue
+        # never sees at once: tasks cross the limit one by one).
+        settings = build(path, n).with_changes(priority={"hard_aging_min": 7 * 24 * 60.0})
         from core.store.redis.from_sqlite import migrate
         from core.store.redis.store import RedisStore
 
