@@ -8,10 +8,11 @@ same.
 
 Each view names the task states it shows and the sort orders it offers; every order ends with
 the task id, so it is total and a cursor is unambiguous. Every column of a view's table has
-its order (#15). Score, id and history's finish time are served by an index (``tasks_ready``,
-``tasks_state``, ``tasks_finished``); the other orders, read only when an operator clicks a
-header, are a top-N sort of the view's states after the cursor (SQLite's sorter keeps
-``limit`` rows) — still keyset pages, just not a seek. A multi-state view (history) reads each
+its order (#15). On SQLite, score, id and history's finish time are served by an index
+(``tasks_ready``, ``tasks_state``, ``tasks_finished``); the other orders, read only when an
+operator clicks a header, are a top-N sort of the view's states after the cursor (SQLite's
+sorter keeps ``limit`` rows) — still keyset pages, just not a seek. On Redis every order is a
+range of a sorted set (:mod:`core.store.redis.sorts`). A multi-state view (history) reads each
 state and merges the pages.
 
 The same functions serve every store: the reads are :class:`core.store.base.Store` methods,

@@ -25,6 +25,7 @@ from ...errors import (
 from ...priority import KEY_EPOCH, KEY_SCALE, index_key, static_points
 from ...urls import public_url
 from ..prepare import Validator
+from . import sorts
 from .keys import BAND_SPAN, Keys
 from .lua import PRELUDE, SCRIPTS
 
@@ -150,6 +151,25 @@ class RedisConnection:
             if old is not None:
                 self._run("rekey")
             self._r.hset(self.keys.meta, "aging_per_min", current)
+        if self._r.hget(self.keys.meta, sorts.META) != sorts.VERSION:
+            self._index_sorts()
+
+    def _index_sorts(self) -> None:
+        """Build the sort indexes (:mod:`core.store.redis.sorts`) of a store written before
+        they existed, or with another version of them: every task, 500 a script (each
+        atomic; the scripts keep an indexed task in step meanwhile, so workers may run)."""
+        if self._r.hget(self.keys.meta, sorts.META) is not None:  # another version: anew
+            pattern = "".join("\\" + c if c in "*?[]\\" else c for c in self.prefix)
+            for zk in self._r.scan_iter(match=f"{pattern}:sort:*", count=1000):
+                self._r.delete(zk)
+        low = "-inf"
+        while True:
+            ids = self._r.zrangebyscore(self.keys.tasks, low, "+inf", start=0, num=500)
+            if not ids:
+                break
+            self._run("sort_rebuild", *ids)
+            low = f"({ids[-1]}"
+        self._r.hset(self.keys.meta, sorts.META, sorts.VERSION)
 
     def durability_warning(self) -> str | None:
         """What a Redis crash would lose, when its persistence is weaker than SQLite's FULL

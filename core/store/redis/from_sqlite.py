@@ -58,6 +58,7 @@ from ...errors import EnvironmentProblem, InvalidInput, Refused
 from ...urls import public_url, with_env_password
 from ..sqlite import sql
 from ..sqlite.source import SqliteSource
+from . import sorts
 from .keys import TASK_STATES, TICKET_STATES, Keys
 
 MIN_ID = -(2 ** 63)
@@ -93,6 +94,7 @@ for _, t in ipairs(tasks) do
   end
   redis.call('HSET', k('task:' .. id), unpack(flat))
   enter(id, t)
+  resort({}, sort_members(id, t))
   redis.call('HINCRBY', k('counts'), t.state, 1)
   redis.call('ZADD', k('state:' .. t.state), id, id)
   redis.call('ZADD', k('tasks'), id, id)
@@ -393,8 +395,10 @@ class _Migration:
             if not self.r.hsetnx(self.k.meta, MARKER, IN_PROGRESS):
                 raise Refused(f"another migration into the prefix {self.k.prefix!r} started "
                               "at the same time; let it finish")
+            # the tasks are written with their sort indexes (WRITE_TASKS): none to rebuild
             self.r.hset(self.k.meta, mapping={"migrated_from": self.src.url,
-                                              "migrated_at": repr(self.clock.now())})
+                                              "migrated_at": repr(self.clock.now()),
+                                              sorts.META: sorts.VERSION})
             self.copy_shops(totals)
             self.copy_tasks(totals)
             self.copy_events(totals)
@@ -688,6 +692,8 @@ class _Migration:
             ("queue scheduled", by_state["scheduled"], "zcard", k.scheduled),
             ("leases", by_state["running"], "zcard", k.running),
             ("tasks", sum(by_state.values()), "zcard", k.tasks),
+            *((f"history {s} by finish time", by_state[s], "zcard",
+               sorts.key(k.prefix, s, "finished")) for s in ("done", "failed", "cancelled")),
             ("tickets", c(sql.COUNT_TICKETS), "zcard", k.tickets),
             *((f"tickets {s}", c(sql.COUNT_TICKETS_IN_STATE, (s,)),
                "zcard", k.tickets_in(s)) for s in TICKET_STATES),

@@ -12,7 +12,8 @@ key                             type    content
 =============================== ======= ===========================================================
 ``P:seq``                       hash    id counters: ``task``, ``shop``, ``event``, ``ticket``,
                                         ``kb``, ``rule``; ``room`` (bumped when queue room frees)
-``P:meta``                      hash    name → value (settings kept in the store, snapshots)
+``P:meta``                      hash    name → value (settings kept in the store, snapshots;
+                                        ``sort_indexes``: the version of ``P:sort:*``)
 ``P:shop:<id>``                 hash    id, name, platform, base_url, domain, username,
                                         password_enc (base64), paused (0/1), created_at,
                                         allowed_origins (JSON list),
@@ -51,6 +52,10 @@ key                             type    content
 ``P:state:<state>``             zset    task ids in that state (score = id): listing
 ``P:tasks``                     zset    every task id (score = id): listing
 ``P:shop_tasks:<shop_id>``      zset    all task ids of a shop (score = id): listing by shop
+``P:sort:<state>:<sort>``       zset    #15: the tasks in that state in a console sort's order
+                                        (history by finish time, type, shop, …): score 0,
+                                        member = the sort values and id, encoded to sort by
+                                        bytes (:mod:`core.store.redis.sorts`)
 ``P:counts``                    hash    state → number of tasks (kept by the same scripts)
 ``P:events``                    stream  the fleet's event log (``XADD … MAXLEN ~ 1000000``),
                                         fields ``id task at from to reason``

@@ -22,6 +22,9 @@ relies on.
 
 from __future__ import annotations
 
+from .sorts import LUA as _SORTS_LUA
+from .sorts import REBUILD as _SORT_REBUILD
+
 PRELUDE = r"""
 local P = ARGV[1]
 local NOW_S = ARGV[2]
@@ -65,6 +68,7 @@ local function load(id)
   return t
 end
 
+""" + _SORTS_LUA + r"""
 local function qscore(t) return num(-(tonumber(t.band) * SPAN + tonumber(t.prio_key))) end
 
 -- take a task out of the indexes of its (old) state
@@ -130,9 +134,9 @@ end
 local WAITING = {queued = true, suspended = true, scheduled = true}
 
 -- change a task's fields (false = NULL), keeping every index, the counts and the log in step
-local function update(id, t, ch)
-  local old = t.state
-  leave(id, t)
+-- write a task's changed fields and keep its sort indexes (same state: no queue index moves)
+local function patch(id, t, ch)
+  local before = sort_members(id, t)
   local sets, dels = {}, {}
   for f, v in pairs(ch) do
     if v == false then
@@ -146,6 +150,13 @@ local function update(id, t, ch)
   end
   if #sets > 0 then redis.call('HSET', k('task:' .. id), unpack(sets)) end
   if #dels > 0 then redis.call('HDEL', k('task:' .. id), unpack(dels)) end
+  resort(before, sort_members(id, t))
+end
+
+local function update(id, t, ch)
+  local old = t.state
+  leave(id, t)
+  patch(id, t, ch)
   enter(id, t)
   if t.state ~= old then
     redis.call('HINCRBY', k('counts'), old, -1)
@@ -314,6 +325,7 @@ for _, i in ipairs(fresh) do
   redis.call('HSET', k('task:' .. id), unpack(f))
   local row = load(id)
   enter(id, row)
+  resort({}, sort_members(id, row))
   if t.key then redis.call('HSET', k('idem'), t.key, id) end
   redis.call('HINCRBY', k('counts'), state, 1)
   redis.call('ZADD', k('state:' .. state), id, id)
@@ -504,7 +516,7 @@ CHECKPOINT = r"""
 local id, owner = ARGV[5], ARGV[6]
 local t = held(id, owner)
 if not t then return fail('lost', 'task ' .. id .. ' is no longer held by ' .. owner) end
-redis.call('HSET', k('task:' .. id), 'checkpoint', ARGV[7], 'updated_at', NOW_S)
+patch(id, t, {checkpoint = ARGV[7], updated_at = NOW_S})
 return 'ok'
 """
 
@@ -849,6 +861,6 @@ SCRIPTS: dict[str, str] = {
     "lost_workers": LOST_WORKERS, "crash": CRASH, "open_ticket": OPEN_TICKET, "rule": RULE,
     "answer": ANSWER, "unquarantine": UNQUARANTINE, "bump": BUMP, "cancel": CANCEL,
     "thresholds": THRESHOLDS, "rekey": REKEY, "log_event": LOG_EVENT, "preempt": PREEMPT,
-    "add_shop": ADD_SHOP,
+    "add_shop": ADD_SHOP, "sort_rebuild": _SORT_REBUILD,  # #15
 }
 """Script name → body (each runs with :data:`PRELUDE` in front)."""

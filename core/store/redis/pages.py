@@ -12,14 +12,25 @@ pending, score (shop)            ``P:q:shop:<id>`` by rank
 suspended, score                 ``P:q:suspended`` by rank
 any state, id                    ``P:state:<state>`` by score (= id) range
 any state, id (shop)             the smaller of ``P:state:<state>`` and ``P:shop_tasks:<id>``
-any other sort (every column     the state's ids as for id, rows read batch by batch, the
-  of the console's tables)       best ``limit`` after the cursor kept in a heap
-                                 (:func:`_sorted_rows`): O(rows in the state) per page
+history, state                   ``P:state:<state>`` by id (one value within a state)
+any other sort (every column     the sort index ``P:sort:<state>:<sort>``
+  of the console's tables;       (:mod:`core.store.redis.sorts`), one ``ZRANGEBYLEX`` (or
+  history by finish time)        ``ZREVRANGEBYLEX``) after the cursor's encoding
+same, shop filter, few tasks     the shop's tasks (``P:shop_tasks:<id>``) read and the best
+  in the shop                    ``limit`` after the cursor kept in a heap
+                                 (:func:`_sorted_rows`) when that costs less than walking
+                                 the index past other shops' rows (:func:`_shop_is_smaller`)
+in flight, any sort but id       every running task read, the best ``limit`` kept
+                                 (:func:`_sorted_rows`): no index on purpose, there are at
+                                 most as many as the fleet's slots (``sorts.UNINDEXED``)
 ================================ =========================================================
 
 A cursor ``(band, prio_key, id)`` inside a queue set is found in O(log n): the cursor's own
 member when it is still there (``ZRANK``), otherwise a binary search over the members with the
-cursor's score (``ZCOUNT`` bounds it), so a page is O(log n + page) however deep it is.
+cursor's score (``ZCOUNT`` bounds it), so a page is O(log n + page) however deep it is. In a
+sort index the cursor's encoding is the range's exclusive bound: O(log n + page) too. The
+first round trip of a page reads ``limit`` ids and their hashes; later ones (rows filtered
+out) :data:`BATCH`.
 
 Filters other than the shop (platform, type, text) are checked here on the task hashes, read in
 batches of :data:`BATCH` ids per pipeline, until the page is full: a filter that matches little
@@ -48,6 +59,7 @@ from ..pages import (
     order_of,
     sort_values,
 )
+from . import sorts
 from .holds import HOLD_FIELDS, live_hold
 from .keys import Keys, score
 
@@ -214,9 +226,10 @@ def _queue_lower_bound(r: Any, key: str, s: float, m: str) -> tuple[int, bool]:
     return lo, False
 
 
-def _queue_ids(r: Any, key: str, after: Cursor | None, descending: bool
-               ) -> Iterator[list[int]]:
-    """Ids of a queue-ordered set (best first, or worst first), after a score cursor."""
+def _queue_ids(r: Any, key: str, after: Cursor | None, descending: bool,
+               first: int = BATCH) -> Iterator[list[int]]:
+    """Ids of a queue-ordered set (best first, or worst first), after a score cursor:
+    ``first`` ids, then :data:`BATCH` a round trip."""
     from .keys import member
 
     if after is None:
@@ -228,41 +241,48 @@ def _queue_ids(r: Any, key: str, after: Cursor | None, descending: bool
         lb, present = _queue_lower_bound(r, key, s, m)
         start = lb
         end = lb - (2 if present else 1)
+    n = first
     if not descending:
         while True:
-            got = r.zrange(key, start, start + BATCH - 1)
+            got = r.zrange(key, start, start + n - 1)
             if not got:
                 return
             yield [int(_text(x) or 0) for x in got]
             start += len(got)
+            n = BATCH
     else:
         while end >= 0:
-            lo = max(0, end - BATCH + 1)
+            lo = max(0, end - n + 1)
             got = r.zrange(key, lo, end)
             if not got:
                 return
             yield [int(_text(x) or 0) for x in reversed(got)]
             end = lo - 1
+            n = BATCH
 
 
-def _id_ids(r: Any, key: str, after: int | None, descending: bool) -> Iterator[list[int]]:
-    """Ids of a set scored by task id, ascending or descending, after an id."""
+def _id_ids(r: Any, key: str, after: int | None, descending: bool, first: int = BATCH
+            ) -> Iterator[list[int]]:
+    """Ids of a set scored by task id, ascending or descending, after an id: ``first`` ids,
+    then :data:`BATCH` a round trip."""
+    n = first
     while True:
         if descending:
             top = f"({after}" if after is not None else "+inf"
-            got = r.zrevrangebyscore(key, top, "-inf", start=0, num=BATCH, withscores=True)
+            got = r.zrevrangebyscore(key, top, "-inf", start=0, num=n, withscores=True)
         else:
             low = f"({after}" if after is not None else "-inf"
-            got = r.zrangebyscore(key, low, "+inf", start=0, num=BATCH, withscores=True)
+            got = r.zrangebyscore(key, low, "+inf", start=0, num=n, withscores=True)
         if not got:
             return
         ids = [int(sc) for _, sc in got]
         yield ids
         after = ids[-1]
+        n = BATCH
 
 
 def _id_source(rd: _Reader, state: str, sid: int | None, after: int | None,
-               descending: bool) -> Iterator[list[int]]:
+               descending: bool, first: int = BATCH) -> Iterator[list[int]]:
     """The state's ids by id; with a shop, from the smaller of the state's and the shop's
     sets (rows of other states are dropped by the caller)."""
     r, k = rd.r, rd.k
@@ -274,20 +294,34 @@ def _id_source(rd: _Reader, state: str, sid: int | None, after: int | None,
         n_state, n_shop = pipe.execute()
         if int(n_shop) < int(n_state):
             key = k.shop_tasks(sid)
-    return _id_ids(r, key, after, descending)
+    return _id_ids(r, key, after, descending, first)
+
+
+def _shop_is_smaller(rd: _Reader, state: str, sort: str, sid: int | None, limit: int
+                     ) -> bool:
+    """With a shop filter, whether sorting the shop's own tasks (O(shop's tasks)) costs less
+    than walking the sort index past other shops' rows (about ``limit`` × index / shop's
+    tasks when they are spread evenly)."""
+    if sid is None:
+        return False
+    pipe = rd.r.pipeline(transaction=False)
+    pipe.zcard(rd.k.shop_tasks(sid))
+    pipe.zcard(sorts.key(rd.k.prefix, state, sort))
+    n_shop, n_index = (int(x) for x in pipe.execute())
+    return n_shop * n_shop <= limit * n_index
 
 
 def _sorted_rows(rd: _Reader, state: str, order: tuple[tuple[str, bool], ...],
                  ok: Callable[[TaskRow], bool], sid: int | None, after: Cursor | None,
                  limit: int) -> list[TaskRow]:
-    """The first ``limit`` matching rows of ``state`` after the cursor, in an order no set
-    keeps: the state's rows are read batch by batch and the best ``limit`` kept (a heap).
+    """The first ``limit`` matching rows of ``state`` after the cursor, by reading them all:
+    the state's (or, with a shop, the smaller of the state's and the shop's) rows batch by
+    batch, the best ``limit`` kept in a heap.
 
-    O(rows in the state) per page, in :data:`BATCH`-sized pipelines, memory O(limit). The
-    alternative — one sorted set per state and sort column, kept by every Lua script — would
-    add a write per index to every state change of the queue's hot path (``updated_at``
-    changes on each), and text columns do not fit a score; these orders are read by an
-    operator clicking a header, not by the engine.
+    O(rows read) per page, in :data:`BATCH`-sized pipelines, memory O(limit): only for the
+    running tasks (at most the fleet's slots, :data:`core.store.redis.sorts.UNINDEXED`) and a
+    shop filter whose shop has few tasks (:func:`_shop_is_smaller`); every other sort a view
+    offers has an index (``tests/unit/test_redis_sorts.py`` checks).
     """
     start = after_cursor_key(after, order) if after is not None else None
 
@@ -303,19 +337,53 @@ def _sorted_rows(rd: _Reader, state: str, order: tuple[tuple[str, bool], ...],
     return [row for _, row in heapq.nsmallest(limit, rows(), key=lambda kr: kr[0])]
 
 
+def _index_ids(r: Any, key: str, sort: str, after: Cursor | None, descending: bool,
+               first: int) -> Iterator[list[int]]:
+    """Ids of a sort index (:mod:`core.store.redis.sorts`) in order after the cursor: one
+    ``ZRANGEBYLEX`` a batch (``first`` ids, then :data:`BATCH`), O(log n + batch) each."""
+    bound = "(" + sorts.encode(sort, after) if after is not None else None
+    num = first
+    while True:
+        if descending:
+            got = r.zrevrangebylex(key, bound or "+", "-", start=0, num=num)
+        else:
+            got = r.zrangebylex(key, bound or "-", "+", start=0, num=num)
+        if not got:
+            return
+        yield [sorts.id_of(sort, m) for m in got]
+        if len(got) < num:
+            return
+        bound, num = "(" + _text(got[-1]), BATCH  # type: ignore[operator]
+
+
+def _state_ids(rd: _Reader, state: str, sid: int | None, after: Cursor | None,
+               descending: bool, first: int) -> Iterator[list[int]]:
+    """History by state: one state's ids by id, after a ``(state, id)`` cursor (a state
+    before the cursor's in this direction has nothing after it, one after it everything)."""
+    last: int | None = None
+    if after is not None:
+        cstate, cid = after
+        assert isinstance(cstate, str) and isinstance(cid, int)
+        if state == cstate:
+            last = cid
+        elif (state < cstate) != descending:
+            return iter(())
+    return _id_source(rd, state, sid, last, descending, first)
+
+
 def _source(rd: _Reader, state: str, sort: str, descending: bool, flt: TaskFilter,
-            after: Cursor | None) -> Iterator[list[int]]:
+            after: Cursor | None, first: int) -> Iterator[list[int]]:
     """The ids of ``state`` in a set's order (score in a queue set, or id), after the
     cursor, from the cheapest set."""
     r, k = rd.r, rd.k
     sid = rd.shop_id(flt.shop) if flt.shop else None
     if sort == "score":
         if state == "queued" and sid is not None:
-            return _queue_ids(r, k.shop_queue(sid), after, descending)
-        return _queue_ids(r, _QUEUE_SETS[state](k), after, descending)
+            return _queue_ids(r, k.shop_queue(sid), after, descending, first)
+        return _queue_ids(r, _QUEUE_SETS[state](k), after, descending, first)
     last = after[0] if after is not None else None
     assert last is None or isinstance(last, int)
-    return _id_source(rd, state, sid, last, descending)
+    return _id_source(rd, state, sid, last, descending, first)
 
 
 def _walk(rd: _Reader, state: str, sort: str, order: tuple[tuple[str, bool], ...],
@@ -327,11 +395,20 @@ def _walk(rd: _Reader, state: str, sort: str, order: tuple[tuple[str, bool], ...
     sid = rd.shop_id(flt.shop) if flt.shop else None
     if flt.shop and sid is None:
         return
-    if not (sort == "id" or (sort == "score" and state in _QUEUE_SETS)):
+    source: Iterator[list[int]]
+    if sort == "id" or (sort == "score" and state in _QUEUE_SETS):
+        source = _source(rd, state, sort, descending, flt, after, limit)
+    elif sort == "state":
+        source = _state_ids(rd, state, sid, after, descending, limit)
+    elif sort in sorts.INDEXED.get(state, ()) and not _shop_is_smaller(rd, state, sort, sid,
+                                                                        limit):
+        source = _index_ids(rd.r, sorts.key(rd.k.prefix, state, sort), sort, after,
+                            descending, limit)
+    else:
         yield from _sorted_rows(rd, state, order, ok, sid, after, limit)
         return
     start = after_cursor_key(after, order) if after is not None else None
-    for ids in _source(rd, state, sort, descending, flt, after):
+    for ids in source:
         for row in rd.rows(ids):
             # The state check also drops a row that moved between two reads; the cursor
             # check drops one that a concurrent change shifted back before the cursor.

@@ -351,10 +351,11 @@ class RedisReads(RedisConnection):
         raise Refused(NOT_ON_REDIS)
 
     def counts_snapshot(self, day_start: float, day_end: float) -> CountsSnapshot:
-        """The daily digest's counts (as the SQLite store's). Redis keeps no index on finish
-        time: done and failed tasks are walked newest id first, 500 a round trip, and the walk
-        stops at a chunk where every task finished before ``day_start`` (ids grow with
-        submission, so older ids finished earlier, give or take a long-running task)."""
+        """The daily digest's counts (as the SQLite store's). Done and failed tasks are walked
+        newest id first, 500 a round trip, and the walk stops at a chunk where every task
+        finished before ``day_start`` (ids grow with submission, so older ids finished
+        earlier, give or take a long-running task). The finish-time indexes of
+        :mod:`core.store.redis.sorts` (#15) could make this range exact; not used here yet."""
         per: dict[str, dict[str, int]] = {}
         for state in ("done", "failed"):
             pos = 0
