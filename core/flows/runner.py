@@ -398,7 +398,7 @@ class _Run(PageActions):
 
     async def open_start(self) -> bool:
         await self.goto(self.url(self.flow.start_url, None))
-        await self.check_windows(None)
+        await self.check_windows(None, self.human_markers)
         self.check_origins(None)
         self.raise_for_document(None)
         await self.raise_for_human(None)
@@ -412,7 +412,8 @@ class _Run(PageActions):
         await self.perform(i, step, replay=replay)
         if isinstance(step, ClickStep | PressKeyStep) and gated(step):
             await self.settle_page(i, step)
-        await self.check_windows(i)
+        # One round trip: the window record, and the human markers when they are checked.
+        await self.check_windows(i, self.human_markers if gated(step) else ())
         self.check_origins(i)
         if gated(step):
             self.raise_for_document(i)
