@@ -106,12 +106,16 @@ class OriginGuards(RunState):
             if reason is not None:
                 self._note_violation("a popup window", url, reason)
 
-    async def watch_windows(self) -> None:
+    async def watch_windows(self, *, installed: bool = False) -> None:
         """Install the page-side record of opened windows in the page's next documents
         (every run starts with a navigation). Without it (a page without
-        ``add_init_script``/``evaluate``) only the ``popup`` event is checked."""
+        ``add_init_script``/``evaluate``) only the ``popup`` event is checked.
+        ``installed``: the page's context already runs it in every document."""
         add = getattr(self.page, "add_init_script", None)
         if add is None or not hasattr(self.page, "evaluate"):
+            return
+        if installed:
+            self._watching = True
             return
         with contextlib.suppress(Exception):
             await add(script=WINDOW_RECORD_JS)

@@ -137,6 +137,7 @@ async def run_flow(
     step_retry_wait_s: float = 1.0,
     allow_credentials: bool = True,
     route_foreign_documents: bool = False,
+    window_record_installed: bool = False,
 ) -> RunResult:
     """Run a flow in a page (see the module docstring for the rules).
 
@@ -162,6 +163,9 @@ async def run_flow(
             a flow using ``{shop.username}``/``{shop.password}`` is refused.
         route_foreign_documents: also abort page and frame requests to foreign origins in the
             browser, before they are sent (``[security] route_foreign_documents``).
+        window_record_installed: the page's context already runs
+            :data:`~core.flows.guards.WINDOW_RECORD_JS` in every document (the pool added it
+            to a context made ahead): the run does not add it to the page again.
 
     Returns:
         ``RunResult`` with status ``done`` or ``yielded``.
@@ -191,7 +195,7 @@ async def run_flow(
     run.step_retry_wait_s = step_retry_wait_s
     run.attach()
     try:
-        await run.watch_windows()
+        await run.watch_windows(installed=window_record_installed)
         if route_foreign_documents:
             await run.route_foreign()
         return await run.execute(checkpoint)

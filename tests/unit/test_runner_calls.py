@@ -14,9 +14,13 @@ from typing import Any
 
 import pytest
 
-from core.errors import NeedsHuman
+from core.browser.fake import FakeLauncher
+from core.browser.pool import BrowserPool
+from core.config import BrowserSettings, PoolSettings
+from core.errors import NeedsHuman, OriginBlocked
 from core.flows import Checkpoint, ShopInfo, StepEvent, parse_flow, run_flow
 from core.flows.fakepage import CountingPage, FakeAction, FakeElement, FakeScreen, FakeSite
+from core.flows.guards import WINDOW_RECORD_JS
 
 BASE = "https://seller.test"
 SHOP = ShopInfo(name="pdd-1", platform="pdd", base_url=BASE, username="alice", password="pw")
@@ -101,3 +105,47 @@ def test_the_marker_read_in_the_same_round_trip_still_stops_the_run(tmp_path: Pa
         run(fake, tmp_path, flow)
     assert info.value.step == 1 and "'#captcha'" in str(info.value)
     assert fake.log == [f"goto {BASE}/stats", f"goto {BASE}/captcha"]  # the extract never ran
+
+
+def test_a_context_made_ahead_carries_the_window_record(tmp_path: Path) -> None:
+    """The pool adds the record to a spare before its page exists: the task adds nothing
+    before its first step, and the record still stops a foreign window that no ``popup``
+    event reports."""
+    fake = site()
+    fake.pages[f"{BASE}/stats"].clicks["#more"] = FakeAction(popup="https://evil.test/x",
+                                                              popup_event="never")
+    launcher = FakeLauncher(page_factory=lambda _ctx: fake.new_page())
+    before: list[str] = []
+    calls: list[str] = []
+
+    async def main() -> None:
+        async with BrowserPool(PoolSettings(max_browsers=1, warm=0, close_timeout_s=0.05),
+                               BrowserSettings(), launcher=launcher,
+                               prewarm_contexts=True) as pool:
+            pool.context_init_script = WINDOW_RECORD_JS
+            async with pool.task_context("shop-a") as first:
+                assert first.init_script is None  # made for the task: the runner adds it
+            for _ in range(600):
+                if pool.stats().contexts_alive == 1:
+                    break
+                await asyncio.sleep(0)
+            async with pool.task_context("shop-b") as tc:
+                assert tc.init_script == WINDOW_RECORD_JS
+                page = CountingPage(tc.page, calls)
+
+                def on_step(ev: StepEvent) -> None:
+                    if ev.status == "started" and not before:
+                        before.append(",".join(calls) or "-")
+
+                async def save(_cp: Checkpoint) -> None:
+                    return None
+
+                await run_flow(page, FLOW, params={}, shop=SHOP, checkpoint=None,
+                               save_checkpoint=save, evidence_dir=tmp_path / "evidence",
+                               step_timeout_s=5.0, on_step=on_step,
+                               window_record_installed=True)
+
+    with pytest.raises(OriginBlocked) as info:
+        asyncio.run(main())
+    assert before == ["-"]  # no add_init_script before the first step
+    assert info.value.step == 5 and "evil.test" in str(info.value)
