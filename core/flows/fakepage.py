@@ -347,18 +347,15 @@ class FakePage:
         self.init_scripts.append(script or "")
 
     async def evaluate(self, expression: str, arg: Any = None) -> Any:
-        """Only the runner's reads of its record of opened windows are modelled (the record
-        exists once its init script was added): ``READ_WINDOWS_JS`` returns the record,
-        ``READ_AFTER_STEP_JS`` (markers in ``arg``) ``{opened, visible}`` with ``visible``
-        what ``is_visible`` of each marker's ``first`` says (None without the probe or
-        markers). Anything else returns None."""
+        """Only the runner's after-step read (``READ_AFTER_STEP_JS``, markers in ``arg``) is
+        modelled, once its init script was added: ``{opened, visible}``, the record of
+        opened windows emptied and what ``is_visible`` of each marker's ``first`` says
+        (None without markers). Anything else returns None."""
         self._check_alive()
         if "__shopfleetOpened" in expression and any(
                 "__shopfleetOpened" in s for s in self.init_scripts):
             opened, self._opened = self._opened, []
             record = [{"url": p.url, "window": True, "closed": p.closed} for p in opened]
-            if "__shopfleetMarkers" not in expression:
-                return record
             markers = [str(m) for m in (arg or [])]
             visible: list[bool] | None = None
             if markers and any("__shopfleetMarkers" in s for s in self.init_scripts):

@@ -411,17 +411,6 @@ WINDOW_RECORD_JS = r"""(() => {
 })()"""
 """Installs the page-side record of opened windows (idempotent)."""
 
-READ_WINDOWS_JS = r"""() => {
-  const sink = window.__shopfleetOpened;
-  if (!Array.isArray(sink)) return [];
-  return sink.splice(0, sink.length).map((e) => {
-    let closed = false;
-    try { closed = !!(e.w && e.w.closed); } catch (err) {}
-    return {url: String(e.url), window: !!e.w || e.blank, closed: closed};
-  });
-}"""
-"""Reads and empties the record: ``[{url, window, closed}]``."""
-
 READ_AFTER_STEP_JS = r"""(markers) => {
   const sink = window.__shopfleetOpened;
   const opened = !Array.isArray(sink) ? [] : sink.splice(0, sink.length).map((e) => {
@@ -436,9 +425,10 @@ READ_AFTER_STEP_JS = r"""(markers) => {
   }
   return {opened: opened, visible: visible};
 }"""
-"""One round trip after a step: the record read and emptied as by ``READ_WINDOWS_JS``
-(``opened``), and for each marker given whether ``locator(marker).first.is_visible()``
-(``visible``: a list of booleans, or null without the probe)."""
+"""One round trip after a step: the record of opened windows, read and emptied (``opened``:
+``[{url, window, closed}]``), and for each marker given whether
+``locator(marker).first.is_visible()`` (``visible``: a list of booleans, or null without the
+probe or markers)."""
 
 _FIELD_INFO_JS = """el => ({tag: el.tagName.toLowerCase(),
     type: el.tagName === 'INPUT' ? String(el.type).toLowerCase() : ''})"""
