@@ -41,8 +41,9 @@
   only as a transient), a frame navigation or a popup to a foreign origin is noted as it
   happens, and popups are closed. Windows a step opened are known before the next step
   starts (a page-side record read after every step; the runner waits for their ``popup``
-  events, see :mod:`.guards`). A step costs its own driver calls plus ONE ``evaluate`` for
-  these checks (``tests/unit/test_runner_calls.py`` pins it). A foreign page stops the run with :class:`OriginBlocked`.
+  events, see :mod:`.guards`). A step costs its own driver calls plus one ``evaluate`` for
+  these checks (``tests/unit/test_runner_calls.py`` pins it). A foreign page stops the run
+  with :class:`OriginBlocked`.
   ``{shop.username}``/``{shop.password}`` are typed only on the shop's login origin (checked
   on the frame of the element the locator resolved to, right before the fill), the password
   only into an ``<input type=password>``; otherwise :class:`CredentialBlocked` and nothing is
