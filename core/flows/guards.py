@@ -294,69 +294,73 @@ WINDOW_RECORD_JS = r"""(() => {
   if (Object.prototype.hasOwnProperty.call(window, KEY)) return;
   // The human-marker probe (READ_AFTER_STEP_JS): Playwright's is_visible of
   // locator(css).first, through functions taken now, before any script of the page runs.
-  const R = Reflect.apply;
-  const getter = (proto, name) => Object.getOwnPropertyDescriptor(proto, name).get;
-  const docQSA = Document.prototype.querySelectorAll;
-  const fragQSA = DocumentFragment.prototype.querySelectorAll;
-  const listLength = getter(NodeList.prototype, 'length');
-  const shadowOf = getter(Element.prototype, 'shadowRoot');
-  const computed = window.getComputedStyle;
-  const prop = CSSStyleDeclaration.prototype.getPropertyValue;
-  const checkVisibility = Element.prototype.checkVisibility;
-  const elementRect = Element.prototype.getBoundingClientRect;
-  const rectWidth = getter(DOMRectReadOnly.prototype, 'width');
-  const rectHeight = getter(DOMRectReadOnly.prototype, 'height');
-  const firstChild = getter(Node.prototype, 'firstChild');
-  const nextSibling = getter(Node.prototype, 'nextSibling');
-  const nodeType = getter(Node.prototype, 'nodeType');
-  const createRange = Document.prototype.createRange;
-  const selectNode = Range.prototype.selectNode;
-  const rangeRect = Range.prototype.getBoundingClientRect;
-  const doc = document;
-  // Playwright's order: the root's matches, then each open shadow root's, depth first.
-  const first = (root, css) => {
-    const qsa = root === doc ? docQSA : fragQSA;
-    const found = R(qsa, root, [css]);
-    if (R(listLength, found, []) > 0) return found[0];
-    const all = R(qsa, root, ['*']);
-    const n = R(listLength, all, []);
-    for (let k = 0; k < n; k++) {
-      const sr = R(shadowOf, all[k], []);
-      if (sr) { const f = first(sr, css); if (f) return f; }
-    }
-    return null;
-  };
-  const boxVisible = (r) => R(rectWidth, r, []) > 0 && R(rectHeight, r, []) > 0;
-  const textVisible = (node) => {
-    const range = R(createRange, doc, []);
-    R(selectNode, range, [node]);
-    return boxVisible(R(rangeRect, range, []));
-  };
-  const visible = (el) => {
-    const style = R(computed, window, [el]);
-    if (!style) return true;
-    if (R(prop, style, ['display']) === 'contents') {
-      for (let c = R(firstChild, el, []); c; c = R(nextSibling, c, [])) {
-        const t = R(nodeType, c, []);
-        if (t === 1 && visible(c)) return true;
-        if (t === 3 && textVisible(c)) return true;
+  // Set up apart: a browser without one of these functions loses the probe (the runner then
+  // asks each marker itself), never the record below.
+  try {
+    const R = Reflect.apply;
+    const getter = (proto, name) => Object.getOwnPropertyDescriptor(proto, name).get;
+    const docQSA = Document.prototype.querySelectorAll;
+    const fragQSA = DocumentFragment.prototype.querySelectorAll;
+    const listLength = getter(NodeList.prototype, 'length');
+    const shadowOf = getter(Element.prototype, 'shadowRoot');
+    const computed = window.getComputedStyle;
+    const prop = CSSStyleDeclaration.prototype.getPropertyValue;
+    const checkVisibility = Element.prototype.checkVisibility;
+    const elementRect = Element.prototype.getBoundingClientRect;
+    const rectWidth = getter(DOMRectReadOnly.prototype, 'width');
+    const rectHeight = getter(DOMRectReadOnly.prototype, 'height');
+    const firstChild = getter(Node.prototype, 'firstChild');
+    const nextSibling = getter(Node.prototype, 'nextSibling');
+    const nodeType = getter(Node.prototype, 'nodeType');
+    const createRange = Document.prototype.createRange;
+    const selectNode = Range.prototype.selectNode;
+    const rangeRect = Range.prototype.getBoundingClientRect;
+    const doc = document;
+    // Playwright's order: the root's matches, then each open shadow root's, depth first.
+    const first = (root, css) => {
+      const qsa = root === doc ? docQSA : fragQSA;
+      const found = R(qsa, root, [css]);
+      if (R(listLength, found, []) > 0) return found[0];
+      const all = R(qsa, root, ['*']);
+      const n = R(listLength, all, []);
+      for (let k = 0; k < n; k++) {
+        const sr = R(shadowOf, all[k], []);
+        if (sr) { const f = first(sr, css); if (f) return f; }
       }
-      return false;
-    }
-    if (checkVisibility && !R(checkVisibility, el, [])) return false;
-    if (R(prop, style, ['visibility']) !== 'visible') return false;
-    return boxVisible(R(elementRect, el, []));
-  };
-  const probe = (markers) => {
-    const out = [];
-    for (let k = 0; k < markers.length; k++) {
-      const el = first(doc, String(markers[k]));
-      out[k] = el ? visible(el) : false;
-    }
-    return out;
-  };
-  Object.defineProperty(window, '__shopfleetMarkers',
-    {value: probe, configurable: false, enumerable: false, writable: false});
+      return null;
+    };
+    const boxVisible = (r) => R(rectWidth, r, []) > 0 && R(rectHeight, r, []) > 0;
+    const textVisible = (node) => {
+      const range = R(createRange, doc, []);
+      R(selectNode, range, [node]);
+      return boxVisible(R(rangeRect, range, []));
+    };
+    const visible = (el) => {
+      const style = R(computed, window, [el]);
+      if (!style) return true;
+      if (R(prop, style, ['display']) === 'contents') {
+        for (let c = R(firstChild, el, []); c; c = R(nextSibling, c, [])) {
+          const t = R(nodeType, c, []);
+          if (t === 1 && visible(c)) return true;
+          if (t === 3 && textVisible(c)) return true;
+        }
+        return false;
+      }
+      if (checkVisibility && !R(checkVisibility, el, [])) return false;
+      if (R(prop, style, ['visibility']) !== 'visible') return false;
+      return boxVisible(R(elementRect, el, []));
+    };
+    const probe = (markers) => {
+      const out = [];
+      for (let k = 0; k < markers.length; k++) {
+        const el = first(doc, String(markers[k]));
+        out[k] = el ? visible(el) : false;
+      }
+      return out;
+    };
+    Object.defineProperty(window, '__shopfleetMarkers',
+      {value: probe, configurable: false, enumerable: false, writable: false});
+  } catch (e) {}
   let sink = [];
   try {
     // A same-origin frame records into the top document, which the runner reads.
