@@ -57,8 +57,10 @@ Targets (fixed; printed with met/unmet, never on ``--quick``): at 2 browsers Sho
    (proxy.py on loopback), against none, interleaved; target: a profile's ratio ≤ 1.10.
 
 Run: ``python bench/browser_pool.py [--quick] [--reps-other N] [--only profiles]``; JSON Lines
-on stdout, progress on stderr. Needs ``crawlee[playwright]`` (the ``bench`` extra) for the
-peer; without it the peer lines are skipped with a note.
+on stdout, progress on stderr. A smaller look: ``--pools 2 --reps 3 --pages 40 --subjects
+shopfleet,shopfleet+prewarm,crawlee_shared`` (the target subjects at 2 browsers only).
+Needs ``crawlee[playwright]`` (the ``bench`` extra) for the peer; without it the peer lines
+are skipped with a note.
 """
 
 from __future__ import annotations

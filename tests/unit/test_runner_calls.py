@@ -125,10 +125,12 @@ def test_a_context_made_ahead_carries_the_window_record(tmp_path: Path) -> None:
             pool.context_init_script = WINDOW_RECORD_JS
             async with pool.task_context("shop-a") as first:
                 assert first.init_script is None  # made for the task: the runner adds it
-            for _ in range(600):
+            for _ in range(600):  # loop turns, no clock: the spare is made in the background
                 if pool.stats().contexts_alive == 1:
                     break
                 await asyncio.sleep(0)
+            else:
+                raise AssertionError("the spare context was never made")
             async with pool.task_context("shop-b") as tc:
                 assert tc.init_script == WINDOW_RECORD_JS
                 page = CountingPage(tc.page, calls)
