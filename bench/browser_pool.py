@@ -57,8 +57,10 @@ Targets (fixed; printed with met/unmet, never on ``--quick``): at 2 browsers Sho
    (proxy.py on loopback), against none, interleaved; target: a profile's ratio ≤ 1.10.
 
 Run: ``python bench/browser_pool.py [--quick] [--reps-other N] [--only profiles]``; JSON Lines
-on stdout, progress on stderr. Needs ``crawlee[playwright]`` (the ``bench`` extra) for the
-peer; without it the peer lines are skipped with a note.
+on stdout, progress on stderr. A smaller look: ``--pools 2 --reps 3 --pages 40 --subjects
+shopfleet,shopfleet+prewarm,crawlee_shared`` (the target subjects at 2 browsers only).
+Needs ``crawlee[playwright]`` (the ``bench`` extra) for the peer; without it the peer lines
+are skipped with a note.
 """
 
 from __future__ import annotations
@@ -744,6 +746,11 @@ def main() -> None:
     parser.add_argument("--reps-other", type=int, default=None,
                         help="repetitions at concurrencies other than 2 (default 1)")
     parser.add_argument("--pages", type=int, default=None, help="tasks per timed run")
+    parser.add_argument("--pools", default="",
+                        help="comma-separated concurrencies to measure (default 1,2,4; "
+                             "--quick 2)")
+    parser.add_argument("--reps", type=int, default=None,
+                        help="interleaved repetitions at concurrency 2 (default 5)")
     parser.add_argument("--subjects", default="",
                         help="comma-separated subjects to run (default: all)")
     parser.add_argument("--only", choices=["profiles"], default="",
@@ -762,6 +769,11 @@ def main() -> None:
         sizes = Sizes(sizes.pages, sizes.pools, sizes.reps, args.reps_other, sizes.cold_reps)
     if args.pages is not None:
         sizes = Sizes(args.pages, sizes.pools, sizes.reps, sizes.reps_other, sizes.cold_reps)
+    if args.pools:
+        pools = tuple(int(x) for x in args.pools.split(",") if x)
+        sizes = Sizes(sizes.pages, pools, sizes.reps, sizes.reps_other, sizes.cold_reps)
+    if args.reps is not None:
+        sizes = Sizes(sizes.pages, sizes.pools, args.reps, sizes.reps_other, sizes.cold_reps)
     note(f"browser_pool: sizes {sizes}")
     if args.only == "profiles":
         repeat = args.repeat or (2 if args.quick else REPEATS)

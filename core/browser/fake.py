@@ -77,6 +77,9 @@ class FakeContext:
         """What the context was made with (tests check a spare never crosses options)."""
         self.pages: list[Any] = []
         self.closed = False
+        self.init_scripts: list[str] = []
+        """Scripts added to the context: like Playwright's, they reach every page of it
+        (a page with an ``init_scripts`` list, as :class:`~core.flows.fakepage.FakePage`)."""
         self._page_factory = page_factory
 
     @property
@@ -90,8 +93,17 @@ class FakeContext:
     async def new_page(self) -> Any:
         self.check_alive()
         page = self._page_factory(self)
+        if self.init_scripts and isinstance(getattr(page, "init_scripts", None), list):
+            page.init_scripts.extend(self.init_scripts)
         self.pages.append(page)
         return page
+
+    async def add_init_script(self, script: str) -> None:
+        self.check_alive()
+        self.init_scripts.append(script)
+        for page in self.pages:
+            if isinstance(getattr(page, "init_scripts", None), list):
+                page.init_scripts.append(script)
 
     async def add_cookies(self, cookies: list[dict[str, Any]]) -> None:
         self.check_alive()

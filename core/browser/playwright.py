@@ -145,6 +145,10 @@ class PlaywrightContext:
     async def new_page(self) -> Any:
         return await self._ctx.new_page()
 
+    async def add_init_script(self, script: str) -> None:
+        """Run ``script`` in every document of the context's pages from now on."""
+        await self._ctx.add_init_script(script=script)
+
     async def storage_state(self) -> dict[str, Any]:
         return dict(await self._ctx.storage_state())
 

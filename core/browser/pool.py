@@ -34,6 +34,9 @@ lacks nothing Playwright's own loader sets except IndexedDB (neither loader rest
 sessionStorage). Off by default. A spare is made with the context options (a shop's profile)
 of the browser's last task and handed only to a task with equal options;
 :meth:`BrowserPool.prepare_context` makes one on demand (urgent work whose victim was chosen).
+A spare also gets :attr:`BrowserPool.context_init_script` (the flow runner's record of opened
+windows) before its page is made, so the task that takes it does not add the script itself:
+one driver round trip less between the claim and the first step.
 
 **Off the task's path** (#20). When a task ends, its session is read back and saved only when
 it changed (an unchanged one costs no encryption and no disk sync), and its context is closed —
@@ -162,6 +165,8 @@ class _Spare:
     handle: ContextHandle
     page: Any
     options: ContextOptions | None
+    init_script: str | None = None
+    """The :attr:`BrowserPool.context_init_script` the context runs (added when it was made)."""
 
 
 @dataclass(eq=False)
@@ -203,6 +208,10 @@ class TaskContext:
         self.timer: PhaseTimer | None = None
         self.finished = False
         """The task is over; its session is being saved and the context closed."""
+        self.init_script: str | None = None
+        """A script every document of the context already runs (the pool's
+        :attr:`~BrowserPool.context_init_script`, added when a spare was made ahead); None
+        when the context was made for the task."""
 
     def _mark_crashed(self, reason: str) -> None:
         if self.crash_reason is None:
@@ -248,6 +257,10 @@ class BrowserPool:
         self.contexts_per_browser = contexts_per_browser
         self.prewarm_contexts = prewarm_contexts
         self.spare_options = spare_options
+        self.context_init_script: str | None = None
+        """A script added to every context made ahead (a spare), before its page, off the
+        task's path: the flow runner's record of opened windows (set by the browser
+        executor). A task given such a context learns it from ``TaskContext.init_script``."""
         self._browsers: list[_Browser] = []
         self._launching = 0
         self._ids = 0
@@ -552,8 +565,9 @@ class BrowserPool:
             # A spare made with other options (another shop's profile) is never used: the
             # task would run with the wrong proxy, locale or user agent.
             spare = self._take_spare(b) if self._spare_fits(b, options) else None
+            script: str | None = None
             if spare is not None:
-                handle, page = spare.handle, spare.page
+                handle, page, script = spare.handle, spare.page, spare.init_script
                 t0 = clock()
                 try:
                     if state:
@@ -588,6 +602,7 @@ class BrowserPool:
             self._retire_soon(b, f"could not open a context: {exc}")
             raise BrowserCrashed(f"browser {b.id} could not open a context: {exc}") from exc
         tc = TaskContext(shop, handle, page, b.id, options)
+        tc.init_script = script
         tc.loaded = _canonical(state)
         tc.timer = timer
         page.on("crash", lambda *_: tc._mark_crashed("the page's renderer crashed"))
@@ -698,10 +713,19 @@ class BrowserPool:
 
     async def _make_spare(self, b: _Browser) -> None:
         options = b.spare_options
+        script = self.context_init_script
         try:
             handle = await asyncio.wait_for(b.handle.new_context(None, options),
                                             self._cfg.step_timeout_s)
             try:
+                add = getattr(handle, "add_init_script", None)
+                if script is not None and add is not None:
+                    try:
+                        await asyncio.wait_for(add(script), self._cfg.step_timeout_s)
+                    except Exception:
+                        script = None  # the runner adds it to the page itself, as without
+                else:
+                    script = None
                 page = await asyncio.wait_for(handle.new_page(), self._cfg.step_timeout_s)
             except BaseException:
                 await self._timed(handle.close(), self._cfg.close_timeout_s, "closing a spare")
@@ -712,7 +736,7 @@ class BrowserPool:
         finally:
             b.spare_task = None
         if b.usable and b.spare is None:
-            b.spare = _Spare(handle, page, options)
+            b.spare = _Spare(handle, page, options, script)
             self._spares_alive += 1
             self._wake()  # a task waiting for a browser whose last context is closing
         else:

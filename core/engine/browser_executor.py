@@ -34,6 +34,7 @@ from ..flows import (
     run_flow,
 )
 from ..flows.evidence import redact_text
+from ..flows.guards import WINDOW_RECORD_JS
 from ..paths import data_dir
 from ..profiles import (
     ContextOptions,
@@ -80,6 +81,8 @@ class BrowserExecutor:
             settings.pool, settings.browser,
             sessions=SessionStore(self.home / "sessions", self.vault),
             spare_options=default_context_options(settings))
+        # Contexts made ahead carry the runner's record of opened windows already.
+        self.pool.context_init_script = WINDOW_RECORD_JS
         self.registry = registry or FlowRegistry.load([Path(d) for d in settings.flows.dirs])
         self.asset_dirs = default_asset_dirs(settings.assets.dirs)
         self.evidence_root = self.home / "evidence"
@@ -223,7 +226,8 @@ class BrowserExecutor:
                         step_retry_wait_s=rescue.step_retry_wait_s,
                         allow_credentials=not task.steps
                         or self.settings.security.inline_credentials,
-                        route_foreign_documents=self.settings.security.route_foreign_documents)
+                        route_foreign_documents=self.settings.security.route_foreign_documents,
+                        window_record_installed=tc.init_script == WINDOW_RECORD_JS)
                     break
                 except TaskError as exc:
                     if exc.step is not None and 0 <= exc.step < steps:

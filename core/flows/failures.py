@@ -133,14 +133,21 @@ class FailureClassifier(OriginGuards):
                 retry_after_s=wait, domain=domain, step=i))
         raise Fail(SiteFailed(f"{where}: {url} answered HTTP {status}", step=i))
 
-    async def human_marker(self) -> str | None:
+    async def human_marker(self, seen: Mapping[str, bool] | None = None) -> str | None:
+        """The first human marker the page shows. ``seen``: what the after-step read found
+        (markers it did not answer are asked one by one, as always)."""
         for marker in self.human_markers:
-            if await self.page.locator(marker).first.is_visible():
+            shown = seen.get(marker) if seen is not None else None
+            if shown is None:
+                shown = await self.page.locator(marker).first.is_visible()
+            if shown:
                 return marker
         return None
 
     async def raise_for_human(self, i: int | None) -> None:
-        marker = await self.human_marker()
+        # What the step's window read found with the markers (one round trip), else asked.
+        seen, self.marker_snapshot = self.marker_snapshot, None
+        marker = await self.human_marker(seen)
         if marker is not None:
             where = step_label(i, self.flow.steps[i]) if i is not None else "start_url"
             raise Fail(NeedsHuman(

@@ -18,7 +18,9 @@ and key presses can navigate, record a write (``site.writes``, with the values f
 page), set flags, open a popup window, raise a Playwright error, crash the page or hang.
 A popup's ``popup`` event comes at once or late (after the step, as Playwright's can on a busy
 machine) or never; the runner's page-side record of opened windows (its init script) is
-modelled by ``evaluate`` of the record. A locator that matches
+modelled by ``evaluate`` of the record, and the script's human-marker probe (the after-step
+read, ``READ_AFTER_STEP_JS``) answers as ``locator(marker).first.is_visible()`` would, once
+the script that installs it was added. A locator that matches
 nothing fails at once with Playwright's ``TimeoutError`` (no real waiting), and a crashed page
 fails every call with ``Target crashed``, as the real one does.
 """
@@ -26,6 +28,7 @@ fails every call with ``Target crashed``, as the real one does.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import struct
 import zlib
 from collections.abc import Callable, Sequence
@@ -344,13 +347,20 @@ class FakePage:
         self.init_scripts.append(script or "")
 
     async def evaluate(self, expression: str, arg: Any = None) -> Any:
-        """Only the runner's read of its record of opened windows is modelled (the record
-        exists once its init script was added); anything else returns None."""
+        """Only the runner's after-step read (``READ_AFTER_STEP_JS``, markers in ``arg``) is
+        modelled, once its init script was added: ``{opened, visible}``, the record of
+        opened windows emptied and what ``is_visible`` of each marker's ``first`` says
+        (None without markers). Anything else returns None."""
         self._check_alive()
         if "__shopfleetOpened" in expression and any(
                 "__shopfleetOpened" in s for s in self.init_scripts):
             opened, self._opened = self._opened, []
-            return [{"url": p.url, "window": True, "closed": p.closed} for p in opened]
+            record = [{"url": p.url, "window": True, "closed": p.closed} for p in opened]
+            markers = [str(m) for m in (arg or [])]
+            visible: list[bool] | None = None
+            if markers and any("__shopfleetMarkers" in s for s in self.init_scripts):
+                visible = [await FakeLocator(self, m).first.is_visible() for m in markers]
+            return {"opened": record, "visible": visible}
         return None
 
     def _open_popup(self, action: FakeAction) -> None:
@@ -558,3 +568,65 @@ def tiny_png() -> bytes:
     pixels = zlib.compress(b"\x00\xff\xff\xff")
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels)
             + chunk(b"IEND", b""))
+
+
+class CountingPage:
+    """Wraps a page (Playwright's or a :class:`FakePage`) and notes every driver round trip
+    the runner makes through it: each awaited call of the page, of its locators, keyboard
+    and element handles, in order, in ``calls`` (``"goto"``, ``"evaluate"``,
+    ``"locator.is_visible"``...). Everything else (``url``, ``main_frame``, ``frames``,
+    ``on``) is the wrapped page's own. For tests that pin the runner's calls per step and
+    for ``bench/flow_calls.py``.
+    """
+
+    def __init__(self, page: Any, calls: list[str] | None = None) -> None:
+        self._inner = page
+        self.calls: list[str] = calls if calls is not None else []
+
+    def __getattr__(self, name: str) -> Any:
+        return _counted(getattr(self._inner, name), name, self.calls, "")
+
+
+_WRAPPED = ("locator", "first", "nth", "filter", "keyboard", "element_handle")
+"""What returns a locator, keyboard or element handle: wrapped so their calls count too."""
+
+
+class _Counting:
+    def __init__(self, inner: Any, calls: list[str], prefix: str) -> None:
+        self._inner = inner
+        self._calls = calls
+        self._prefix = prefix
+
+    def __getattr__(self, name: str) -> Any:
+        return _counted(getattr(self._inner, name), name, self._calls, self._prefix)
+
+
+def _unwrap(value: Any) -> Any:
+    if isinstance(value, _Counting):
+        return value._inner
+    if isinstance(value, list | tuple):
+        return type(value)(_unwrap(v) for v in value)
+    return value
+
+
+def _counted(value: Any, name: str, calls: list[str], prefix: str) -> Any:
+    label = f"{prefix}{name}"
+    kind = "locator." if name in ("locator", "first", "nth", "filter") else (
+        "handle." if name == "element_handle" else f"{name}.")
+    if not callable(value):
+        return _Counting(value, calls, kind) if name in _WRAPPED else value
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = value(*[_unwrap(a) for a in args],
+                       **{k: _unwrap(v) for k, v in kwargs.items()})
+        if not inspect.isawaitable(result):
+            return _Counting(result, calls, kind) if name in _WRAPPED else result
+
+        async def awaited() -> Any:
+            calls.append(label)
+            got = await result
+            return _Counting(got, calls, kind) if name in _WRAPPED else got
+
+        return awaited()
+
+    return call

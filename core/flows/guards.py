@@ -17,13 +17,26 @@ waits for the ``popup`` event of every window it names that is still open (and c
 before the next step starts — a window that never shows up to be checked stops the run too. A
 hostile page can overwrite the wrapper: the record is a hint that makes the check deterministic
 for honest pages; the event-based check stays.
+
+That same ``evaluate`` also says which human markers (CAPTCHA, login error) the page shows
+after a step that talked to the site, so the after-step checks cost one driver round trip
+instead of one plus one per marker (``READ_AFTER_STEP_JS``). The init script keeps, before
+any script of the page runs, the DOM functions it needs, and answers with Playwright's own
+``is_visible`` rules for ``locator(marker).first`` (the first match in Playwright's order:
+the document's, then each open shadow root's; visible = ``checkVisibility()``, computed
+``visibility: visible`` and a non-empty bounding box; ``display: contents`` by its children).
+Only plain CSS markers (:data:`SIMPLE_MARKER`) are answered there; any other marker, a
+document without the script, a failed ``evaluate`` or a step that waited for popups falls
+back to one ``is_visible`` call per marker, as before. The URLs of the page and its frames
+need no round trip: the driver reports them with every navigation.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import CredentialBlocked, OriginBlocked
@@ -93,27 +106,40 @@ class OriginGuards(RunState):
             if reason is not None:
                 self._note_violation("a popup window", url, reason)
 
-    async def watch_windows(self) -> None:
+    async def watch_windows(self, *, installed: bool = False) -> None:
         """Install the page-side record of opened windows in the page's next documents
         (every run starts with a navigation). Without it (a page without
-        ``add_init_script``/``evaluate``) only the ``popup`` event is checked."""
+        ``add_init_script``/``evaluate``) only the ``popup`` event is checked.
+        ``installed``: the page's context already runs it in every document."""
         add = getattr(self.page, "add_init_script", None)
         if add is None or not hasattr(self.page, "evaluate"):
+            return
+        if installed:
+            self._watching = True
             return
         with contextlib.suppress(Exception):
             await add(script=WINDOW_RECORD_JS)
             self._watching = True
 
-    async def check_windows(self, i: int | None) -> None:
+    async def check_windows(self, i: int | None, markers: Sequence[str] = ()) -> None:
         """Stop on a window the step opened on a foreign origin; wait for the ``popup``
-        event of every window the step opened (they are closed) before the next step."""
+        event of every window the step opened (they are closed) before the next step.
+
+        ``markers``: the human markers to read in the same round trip (after a step that
+        talked to the site); what the page showed is kept in ``marker_snapshot`` for the
+        human check that follows (:meth:`~core.flows.failures.FailureClassifier.raise_for_human`).
+        """
+        self.marker_snapshot = None
         if not self._watching:
             return
+        probe = [m for m in dict.fromkeys(markers) if m and SIMPLE_MARKER.fullmatch(m)]
         try:
-            opened = await self.page.evaluate(READ_WINDOWS_JS)
+            got = await self.page.evaluate(READ_AFTER_STEP_JS, probe)
         except Exception:
             # The document went away (a navigation) with its record; the event check stays.
-            opened = None
+            got = None
+        opened = got.get("opened") if isinstance(got, dict) else None
+        visible = got.get("visible") if isinstance(got, dict) else None
         if not isinstance(opened, list):
             opened = []
         for entry in opened[:100]:
@@ -125,8 +151,13 @@ class OriginGuards(RunState):
                 self._note_violation("a popup window", url, reason)
             if entry.get("window") and not entry.get("closed"):
                 self.popups_expected += 1
-        if self.popups_seen < self.popups_expected:
+        waited = self.popups_seen < self.popups_expected
+        if waited:
             await self._wait_for_popups()
+        elif (probe and isinstance(visible, list) and len(visible) == len(probe)
+              and all(isinstance(v, bool) for v in visible)):
+            # Read before the wait otherwise: after waiting for popups, markers are read anew.
+            self.marker_snapshot = dict(zip(probe, visible, strict=True))
         # A window the record missed (a page that replaced the wrapper) was checked by its
         # event; it must not stand in for one a later step opens.
         self.popups_expected = self.popups_seen = max(self.popups_seen, self.popups_expected)
@@ -249,9 +280,87 @@ class OriginGuards(RunState):
                 await handle.dispose()
 
 
+SIMPLE_MARKER = re.compile(
+    r"(?:[A-Za-z][A-Za-z0-9-]*)?"
+    r"(?:[#.][A-Za-z_][A-Za-z0-9_-]*|\[[A-Za-z_][A-Za-z0-9_-]*"
+    r"(?:=(?:\"[^\"\\\\]*\"|'[^'\\\\]*'|[A-Za-z0-9_-]+))?\])*")
+"""A human marker the page-side probe answers: one compound CSS selector of a tag, ids,
+classes and attributes (``#captcha``, ``[data-captcha]``, ``div.login-error``); no
+combinators, pseudo-classes or Playwright engines. For these Playwright's CSS engine and
+``querySelectorAll`` match the same elements."""
+
 WINDOW_RECORD_JS = r"""(() => {
   const KEY = '__shopfleetOpened';
   if (Object.prototype.hasOwnProperty.call(window, KEY)) return;
+  // The human-marker probe (READ_AFTER_STEP_JS): Playwright's is_visible of
+  // locator(css).first, through functions taken now, before any script of the page runs.
+  // Set up apart: a browser without one of these functions loses the probe (the runner then
+  // asks each marker itself), never the record below.
+  try {
+    const R = Reflect.apply;
+    const getter = (proto, name) => Object.getOwnPropertyDescriptor(proto, name).get;
+    const docQSA = Document.prototype.querySelectorAll;
+    const fragQSA = DocumentFragment.prototype.querySelectorAll;
+    const listLength = getter(NodeList.prototype, 'length');
+    const shadowOf = getter(Element.prototype, 'shadowRoot');
+    const computed = window.getComputedStyle;
+    const prop = CSSStyleDeclaration.prototype.getPropertyValue;
+    const checkVisibility = Element.prototype.checkVisibility;
+    const elementRect = Element.prototype.getBoundingClientRect;
+    const rectWidth = getter(DOMRectReadOnly.prototype, 'width');
+    const rectHeight = getter(DOMRectReadOnly.prototype, 'height');
+    const firstChild = getter(Node.prototype, 'firstChild');
+    const nextSibling = getter(Node.prototype, 'nextSibling');
+    const nodeType = getter(Node.prototype, 'nodeType');
+    const createRange = Document.prototype.createRange;
+    const selectNode = Range.prototype.selectNode;
+    const rangeRect = Range.prototype.getBoundingClientRect;
+    const doc = document;
+    // Playwright's order: the root's matches, then each open shadow root's, depth first.
+    const first = (root, css) => {
+      const qsa = root === doc ? docQSA : fragQSA;
+      const found = R(qsa, root, [css]);
+      if (R(listLength, found, []) > 0) return found[0];
+      const all = R(qsa, root, ['*']);
+      const n = R(listLength, all, []);
+      for (let k = 0; k < n; k++) {
+        const sr = R(shadowOf, all[k], []);
+        if (sr) { const f = first(sr, css); if (f) return f; }
+      }
+      return null;
+    };
+    const boxVisible = (r) => R(rectWidth, r, []) > 0 && R(rectHeight, r, []) > 0;
+    const textVisible = (node) => {
+      const range = R(createRange, doc, []);
+      R(selectNode, range, [node]);
+      return boxVisible(R(rangeRect, range, []));
+    };
+    const visible = (el) => {
+      const style = R(computed, window, [el]);
+      if (!style) return true;
+      if (R(prop, style, ['display']) === 'contents') {
+        for (let c = R(firstChild, el, []); c; c = R(nextSibling, c, [])) {
+          const t = R(nodeType, c, []);
+          if (t === 1 && visible(c)) return true;
+          if (t === 3 && textVisible(c)) return true;
+        }
+        return false;
+      }
+      if (checkVisibility && !R(checkVisibility, el, [])) return false;
+      if (R(prop, style, ['visibility']) !== 'visible') return false;
+      return boxVisible(R(elementRect, el, []));
+    };
+    const probe = (markers) => {
+      const out = [];
+      for (let k = 0; k < markers.length; k++) {
+        const el = first(doc, String(markers[k]));
+        out[k] = el ? visible(el) : false;
+      }
+      return out;
+    };
+    Object.defineProperty(window, '__shopfleetMarkers',
+      {value: probe, configurable: false, enumerable: false, writable: false});
+  } catch (e) {}
   let sink = [];
   try {
     // A same-origin frame records into the top document, which the runner reads.
@@ -306,16 +415,24 @@ WINDOW_RECORD_JS = r"""(() => {
 })()"""
 """Installs the page-side record of opened windows (idempotent)."""
 
-READ_WINDOWS_JS = r"""() => {
+READ_AFTER_STEP_JS = r"""(markers) => {
   const sink = window.__shopfleetOpened;
-  if (!Array.isArray(sink)) return [];
-  return sink.splice(0, sink.length).map((e) => {
+  const opened = !Array.isArray(sink) ? [] : sink.splice(0, sink.length).map((e) => {
     let closed = false;
     try { closed = !!(e.w && e.w.closed); } catch (err) {}
     return {url: String(e.url), window: !!e.w || e.blank, closed: closed};
   });
+  let visible = null;
+  const probe = window.__shopfleetMarkers;
+  if (markers.length && typeof probe === 'function') {
+    try { visible = probe(markers); } catch (err) { visible = null; }
+  }
+  return {opened: opened, visible: visible};
 }"""
-"""Reads and empties the record: ``[{url, window, closed}]``."""
+"""One round trip after a step: the record of opened windows, read and emptied (``opened``:
+``[{url, window, closed}]``), and for each marker given whether
+``locator(marker).first.is_visible()`` (``visible``: a list of booleans, or null without the
+probe or markers)."""
 
 _FIELD_INFO_JS = """el => ({tag: el.tagName.toLowerCase(),
     type: el.tagName === 'INPUT' ? String(el.type).toLowerCase() : ''})"""

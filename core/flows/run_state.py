@@ -52,6 +52,9 @@ class RunState:
         self._closing: set[asyncio.Future[Any]] = set()
         self._route: tuple[Any, Any, Any] | None = None
         self._watching = False
+        self.marker_snapshot: dict[str, bool] | None = None
+        """The human markers the page showed, read with the window record after the step
+        (:meth:`~core.flows.guards.OriginGuards.check_windows`); used once."""
         self.popups_seen = 0
         self.popups_expected = 0
         self._popup_seen: asyncio.Event | None = None

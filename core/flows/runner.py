@@ -33,7 +33,8 @@
     :class:`RateLimited`; any other 5xx → :class:`SiteFailed`; a network error on navigate →
     :class:`SiteFailed`;
   - the page shows a human marker (CAPTCHA, login error) → :class:`NeedsHuman` (checked after
-    every gated step and after a failing step);
+    every gated step, in the same ``evaluate`` as the window record, and after a failing
+    step);
   - a locator matched nothing in time, or an assertion failed → :class:`PageChanged`;
   - a navigation timed out, an element did not disappear, or a step wedged past its timeout
     → :class:`StepTimeout`.
@@ -44,7 +45,9 @@
   only as a transient), a frame navigation or a popup to a foreign origin is noted as it
   happens, and popups are closed. Windows a step opened are known before the next step
   starts (a page-side record read after every step; the runner waits for their ``popup``
-  events, see :mod:`.guards`). A foreign page stops the run with :class:`OriginBlocked`.
+  events, see :mod:`.guards`). A step costs its own driver calls plus one ``evaluate`` for
+  these checks (``tests/unit/test_runner_calls.py`` pins it). A foreign page stops the run
+  with :class:`OriginBlocked`.
   ``{shop.username}``/``{shop.password}`` are typed only on the shop's login origin (checked
   on the frame of the element the locator resolved to, right before the fill), the password
   only into an ``<input type=password>``; otherwise :class:`CredentialBlocked` and nothing is
@@ -141,6 +144,7 @@ async def run_flow(
     step_retry_wait_s: float = 1.0,
     allow_credentials: bool = True,
     route_foreign_documents: bool = False,
+    window_record_installed: bool = False,
 ) -> RunResult:
     """Run a flow in a page (see the module docstring for the rules).
 
@@ -166,6 +170,9 @@ async def run_flow(
             a flow using ``{shop.username}``/``{shop.password}`` is refused.
         route_foreign_documents: also abort page and frame requests to foreign origins in the
             browser, before they are sent (``[security] route_foreign_documents``).
+        window_record_installed: the page's context already runs
+            :data:`~core.flows.guards.WINDOW_RECORD_JS` in every document (the pool added it
+            to a context made ahead): the run does not add it to the page again.
 
     Returns:
         ``RunResult`` with status ``done`` or ``yielded``.
@@ -195,7 +202,7 @@ async def run_flow(
     run.step_retry_wait_s = step_retry_wait_s
     run.attach()
     try:
-        await run.watch_windows()
+        await run.watch_windows(installed=window_record_installed)
         if route_foreign_documents:
             await run.route_foreign()
         return await run.execute(checkpoint)
@@ -402,7 +409,7 @@ class _Run(PageActions):
 
     async def open_start(self) -> bool:
         await self.goto(self.url(self.flow.start_url, None))
-        await self.check_windows(None)
+        await self.check_windows(None, self.human_markers)
         self.check_origins(None)
         self.raise_for_document(None)
         await self.raise_for_human(None)
@@ -416,7 +423,8 @@ class _Run(PageActions):
         await self.perform(i, step, replay=replay)
         if isinstance(step, ClickStep | PressKeyStep) and gated(step):
             await self.settle_page(i, step)
-        await self.check_windows(i)
+        # One round trip: the window record, and the human markers when they are checked.
+        await self.check_windows(i, self.human_markers if gated(step) else ())
         self.check_origins(i)
         if gated(step):
             self.raise_for_document(i)
