@@ -6,9 +6,12 @@ Measured in one run (``emit_machine`` first: CPUs, load, fsync time):
 1. tasks/s end to end — ``n`` no-op tasks (100,000; ``--quick`` 10,000) queued beforehand with
    ``core.store.sqlite.bulk.load_rows``, then the real engine (store, dispatcher, rate gates,
    breakers,
-   ``NoopExecutor``) runs them with ``run_until_idle``: every task is claimed (in batches, one
-   commit per round), takes a global and a domain token, and is acknowledged through the store's
-   writer thread. ``synchronous=FULL`` and ``NORMAL``, 64 and 256 slots. Gates are unlimited
+   ``NoopExecutor``) runs them with ``run_until_idle``: the first tasks are claimed in rounds
+   (one commit a round), each takes a global and a domain token, and is acknowledged through
+   the store's writer thread together with the claim of the next task for its slot (one
+   transaction, #20). Peer in the same run: the engine acking alone and leaving every claim to
+   its dispatcher's rounds (``claim_on_ack = False``, the engine before #20); both print
+   ``commits_per_task`` beside their rate. ``synchronous=FULL`` and ``NORMAL``, 64 and 256 slots. Gates are unlimited
    (rate 1e9/s, burst 1e9). 1,024 shops over 16 domains with the default
    ``queue.max_tasks_per_shop = 1``: 4× the largest slot count, so one-task-per-shop never
    starves the dispatcher. The clock starts after ``engine.start()`` (recovery, first snapshot)
@@ -49,11 +52,10 @@ Run: ``python bench/engine.py [--quick]``; JSON Lines on stdout, progress on std
 from __future__ import annotations
 
 import asyncio
-import bisect
 import contextlib
 import gc
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,10 +73,10 @@ from _common import (
     summary,
     temp_dir,
 )
+from _engine_gates import Results, gates
 
 from core.build import build_engine
 from core.config import Settings
-from core.engine.gates import TokenBucket
 from core.store import SqliteStore
 from core.store.sqlite.bulk import load_rows
 
@@ -88,13 +90,7 @@ MODES = ("FULL", "NORMAL")
 SLOTS = (64, 256)
 UNLIMITED = {"rate_per_s": 1e9, "burst": 1e9}
 LAG_TICK_S = 0.010
-GATE_CASES = ((50.0, 10.0), (5.0, 1.0))
-"""(rate per second, burst) for the accuracy runs."""
-ACQUIRERS = 20
-WINDOWS_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
 
-Results = dict[tuple[str, str, str], float]
-"""(subject, metric, case) -> median value, for the target lines at the end."""
 
 
 @dataclass(frozen=True)
@@ -171,13 +167,15 @@ async def idle_lag(seconds: float) -> list[float]:
     return sampler.lags
 
 
-async def run_engine(store: SqliteStore, slots: int,
-                     budget_s: float) -> tuple[float, list[float], int, bool]:
-    """One ``run_until_idle`` over the queued tasks, stopped after ``budget_s`` if still going.
+async def run_engine(store: SqliteStore, slots: int, budget_s: float, claim_on_ack: bool = True
+                     ) -> tuple[float, list[float], int, bool]:
+    """One ``run_until_idle`` over the queued tasks, stopped after ``budget_s`` if still going;
+    ``claim_on_ack=False``: every ack alone, the dispatcher claims (the engine before #20).
 
     Returns (seconds, loop lags, tasks completed in those seconds, whether it was cut short).
     """
     engine = build_engine(store.settings, store, executor="noop", slots=slots)
+    engine.claim_on_ack = claim_on_ack
     await engine.start()
     sampler = LagSampler()
     sampler.start()
@@ -206,6 +204,8 @@ class Run:
     completed: int
     cut: bool
     lags: list[float]
+    commits: int
+    """The store's commits during the run (every write of the engine and its jobs)."""
 
 
 @contextlib.contextmanager
@@ -223,9 +223,10 @@ def collector_not_frozen() -> Iterator[None]:
 
 
 def dispatch(root: Path, mode: str, slots: int, sizes: Sizes, rep: int,
-             frozen: bool = True) -> Run:
+             frozen: bool = True, claim_on_ack: bool = True) -> Run:
     n = sizes.n
-    path = root / f"engine-{mode}-{slots}-{rep}{'' if frozen else '-nf'}.db"
+    path = root / (f"engine-{mode}-{slots}-{rep}{'' if frozen else '-nf'}"
+                   f"{'' if claim_on_ack else '-apart'}.db")
     store = open_store(path, mode)
     try:
         ids = add_shops(store)
@@ -234,9 +235,13 @@ def dispatch(root: Path, mode: str, slots: int, sizes: Sizes, rep: int,
         note(f"{mode} slots={slots}: {n} tasks queued in {sub.s:.1f}s; running the engine "
              f"(at most {sizes.budget_s:g}s)")
         gc.collect()
+        writer = store._writer_or_refuse()
+        commits = writer.commits
         with contextlib.nullcontext() if frozen else collector_not_frozen():
             seconds, lags, completed, cut = asyncio.run(run_engine(store, slots,
-                                                                   sizes.budget_s))
+                                                                   sizes.budget_s,
+                                                                   claim_on_ack))
+        commits = writer.commits - commits
         counts = store.counts()
     finally:
         store.close()
@@ -244,49 +249,64 @@ def dispatch(root: Path, mode: str, slots: int, sizes: Sizes, rep: int,
         raise RuntimeError(f"engine finished {completed} tasks ({counts}), expected {n} done")
     rate = completed / seconds
     p99 = percentiles(lags, [99])[0]
-    label = f"{mode}/{slots}" + ("" if frozen else " (collector not frozen)")
+    label = (f"{mode}/{slots}" + ("" if frozen else " (collector not frozen)")
+             + ("" if claim_on_ack else " (ack, then claim)"))
     note(f"{label} #{rep + 1}: {completed} done in {seconds:.1f}s = {rate:.0f}/s, "
-         f"lag p99 {p99 * 1000:.1f} ms" + (" (time box reached)" if cut else ""))
-    return Run(rate, seconds, completed, cut, lags)
+         f"lag p99 {p99 * 1000:.1f} ms, {commits / max(completed, 1):.2f} commits a task"
+         + (" (time box reached)" if cut else ""))
+    return Run(rate, seconds, completed, cut, lags, commits)
+
+
+SUBJECTS = {(True, True): "shopfleet",
+            (False, True): "shopfleet, collector not frozen (before #20)",
+            (True, False): "shopfleet, ack then claim (before #20)"}
+"""(collector frozen, claim with the ack) -> subject."""
 
 
 def dispatch_all(root: Path, sizes: Sizes, quick: bool, out: Results) -> None:
     """Every case ``sizes.repeats`` times, interleaved (the order rotates each repetition);
     each repetition also samples an idle loop for 2 s (what the machine alone does to a
-    loop's lag, now) and runs 256 slots in both modes with the collector not frozen (the
-    peer of the freeze)."""
-    cases = [(mode, slots, True) for mode in MODES for slots in SLOTS] + [
-        (mode, 256, False) for mode in MODES]
-    runs: dict[tuple[str, int, bool], list[Run]] = {c: [] for c in cases}
+    loop's lag, now), runs 256 slots in both modes with the collector not frozen (the peer
+    of the freeze) and every mode and slot count with each ack alone and the claims left to
+    the dispatcher (the peer of the claim made with the ack)."""
+    cases = [(mode, slots, True, True) for mode in MODES for slots in SLOTS] + [
+        (mode, 256, False, True) for mode in MODES] + [
+        (mode, slots, True, False) for mode in MODES for slots in SLOTS]
+    runs: dict[tuple[str, int, bool, bool], list[Run]] = {c: [] for c in cases}
     idle: list[list[float]] = []
     for rep in range(sizes.repeats):
         idle.append(asyncio.run(idle_lag(2.0)))
         order = cases[rep % len(cases):] + cases[:rep % len(cases)]
-        for mode, slots, frozen in order:
+        for mode, slots, frozen, with_ack in order:
             gc.collect()
-            runs[(mode, slots, frozen)].append(dispatch(root, mode, slots, sizes, rep,
-                                                        frozen))
+            runs[(mode, slots, frozen, with_ack)].append(dispatch(
+                root, mode, slots, sizes, rep, frozen, with_ack))
     emit_summary(BENCH, "idle", "loop_lag_p99_ms",
                  [percentiles(lags, [99])[0] * 1000 for lags in idle], "ms", quick=quick,
                  tick_ms=LAG_TICK_S * 1000, seconds=2.0,
                  note="an idle loop in this process, sampled once a repetition: the "
                       "machine's own share of the lag")
-    for (mode, slots, frozen), rs in runs.items():
+    for (mode, slots, frozen, with_ack), rs in runs.items():
         case = f"{mode}/{slots}"
-        subject = "shopfleet" if frozen else "shopfleet, collector not frozen (before #20)"
+        subject = SUBJECTS[(frozen, with_ack)]
+        ours = frozen and with_ack
         params: dict[str, Any] = {
             "mode": mode, "slots": slots, "tasks": sizes.n, "shops": SHOPS, "domains": DOMAINS,
             "max_tasks_per_shop": 1, "gates": "unlimited (rate 1e9/s, burst 1e9)",
             "time_boxed": sum(r.cut for r in rs), "budget_s": sizes.budget_s}
         rates = [r.rate for r in rs]
-        if frozen:
+        if ours:
             out[("shopfleet", "noop_tasks_per_s", case)] = summary(rates)["median"]
         emit_summary(BENCH, subject, "noop_tasks_per_s", rates, "1/s", quick=quick,
                      completed=[r.completed for r in rs], **params)
+        emit_summary(BENCH, subject, "commits_per_task",
+                     [r.commits / max(r.completed, 1) for r in rs], "1", quick=quick,
+                     note="the store's commits during the run over tasks done (the engine's "
+                          "jobs included)", **params)
         per_run = {name: [percentiles(r.lags, [q])[0] * 1000 for r in rs]
                    for name, q in (("loop_lag_p50_ms", 50), ("loop_lag_p99_ms", 99))}
         per_run["loop_lag_max_ms"] = [max(r.lags) * 1000 for r in rs]
-        if frozen:
+        if ours:
             out[("shopfleet", "loop_lag_p99_ms", case)] = summary(
                 per_run["loop_lag_p99_ms"])["median"]
         for metric, values in per_run.items():
@@ -490,101 +510,6 @@ def scale(root: Path, n: int, budget_s: float, quick: bool) -> None:
          after_load=round(rss1, 1), engine_growth_mb=round(rss2 - rss1, 1), **params)
 
 
-# -- gate accuracy ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Accuracy:
-    issued: int
-    over_issue: float
-    by_window: dict[str, float]
-    added_latency_ms: float
-    achieved_rate: float
-
-
-def over_issue(stamps: list[float], rate: float, burst: float,
-               windows: tuple[float, ...]) -> dict[str, float]:
-    """For each T: max over windows [t_i, t_i + T] of (tokens in it − (rate·T + burst))."""
-    out: dict[str, float] = {}
-    for T in windows:
-        worst = 0
-        for i, t in enumerate(stamps):
-            j = bisect.bisect_right(stamps, t + T)
-            worst = max(worst, j - i)
-        out[f"{T:g}"] = max(0.0, worst - (rate * T + burst))
-    return out
-
-
-def accuracy(stamps: list[float], t0: float, seconds: float, rate: float,
-             burst: float) -> Accuracy:
-    stamps = sorted(stamps)
-    windows = tuple(w for w in WINDOWS_S if w <= seconds)
-    by_window = over_issue(stamps, rate, burst, windows)
-    added = [s - (t0 + max(0.0, (k - burst + 1) / rate)) for k, s in enumerate(stamps)]
-    span = (stamps[-1] - stamps[0]) if len(stamps) > 1 else 0.0
-    achieved = (len(stamps) - burst) / span if span > 0 else 0.0
-    return Accuracy(len(stamps), max(by_window.values()), by_window,
-                    1000 * sum(added) / len(added), achieved)
-
-
-async def hammer(acquire: Callable[[], Awaitable[Any]], now: Callable[[], float],
-                 seconds: float) -> tuple[float, list[float]]:
-    """``ACQUIRERS`` coroutines take tokens for ``seconds``; (start, issue stamps)."""
-    stamps: list[float] = []
-
-    async def worker() -> None:
-        while True:
-            await acquire()
-            stamps.append(now())  # no await since the decision: this is its moment
-
-    t0 = now()
-    workers = [asyncio.create_task(worker()) for _ in range(ACQUIRERS)]
-    await asyncio.sleep(seconds)
-    for w in workers:
-        w.cancel()
-    await asyncio.gather(*workers, return_exceptions=True)
-    return t0, stamps
-
-
-async def gate_shopfleet(rate: float, burst: float, seconds: float) -> tuple[float, list[float]]:
-    bucket = TokenBucket("bench", rate, burst)
-    return await hammer(bucket.acquire, bucket.clock.now, seconds)
-
-
-async def gate_aiolimiter(rate: float, burst: float, seconds: float) -> tuple[float, list[float]]:
-    from aiolimiter import AsyncLimiter
-
-    limiter = AsyncLimiter(burst, burst / rate)
-    loop = asyncio.get_running_loop()
-    return await hammer(limiter.acquire, loop.time, seconds)
-
-
-def gates(sizes: Sizes, out: Results) -> None:
-    import aiolimiter
-
-    version = getattr(aiolimiter, "__version__", "?")
-    for rate, burst in GATE_CASES:
-        case = f"{rate:g}/s burst {burst:g}"
-        for subject, fn in (("shopfleet", gate_shopfleet), ("aiolimiter", gate_aiolimiter)):
-            t0, stamps = asyncio.run(fn(rate, burst, sizes.gate_s))
-            acc = accuracy(stamps, t0, sizes.gate_s, rate, burst)
-            params: dict[str, Any] = {"rate_per_s": rate, "burst": burst,
-                                      "acquirers": ACQUIRERS, "seconds": sizes.gate_s,
-                                      "issued": acc.issued,
-                                      "ideal_issued": int(burst + rate * sizes.gate_s)}
-            if subject == "aiolimiter":
-                params["version"] = version
-                params["as"] = f"AsyncLimiter(max_rate={burst:g}, time_period={burst / rate:g})"
-            else:
-                params["as"] = "TokenBucket (core.engine.gates)"
-            out[(subject, "over_issue_tokens", case)] = acc.over_issue
-            out[(subject, "added_latency_ms", case)] = acc.added_latency_ms
-            emit(BENCH, subject, "over_issue_tokens", acc.over_issue, "tokens",
-                 by_window_s=acc.by_window, **params)
-            emit(BENCH, subject, "added_latency_ms", acc.added_latency_ms, "ms", **params)
-            emit(BENCH, subject, "achieved_rate_per_s", acc.achieved_rate, "1/s", **params)
-
-
 # -- targets ------------------------------------------------------------------------------------
 
 
@@ -637,7 +562,7 @@ def main() -> None:
         emit(BENCH, "idle", metric, value * 1000, "ms", tick_ms=LAG_TICK_S * 1000,
              samples=len(lags), note="an idle loop, for scale")
     if args.only in (None, "gates"):
-        gates(sizes, out)
+        gates(sizes.gate_s, out)
     if args.only in (None, "dispatch"):
         with temp_dir("shopfleet-bench-engine-", args.dir) as root:
             note(f"databases in {root}")

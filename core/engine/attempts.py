@@ -111,7 +111,12 @@ class TaskAttempts(BackgroundJobs):
         slot is free; otherwise the ack goes alone and the dispatcher claims, as before:
 
         - the engine is not stopping, and the pool breaker lets work through;
-        - the slot really frees (this engine does not run more tasks than it has slots);
+        - this slot is the only one to fill: every slot is taken (none free besides this
+          one) and no other ack is in flight. Otherwise the dispatcher's next round claims
+          for several slots at once, which costs the store less: a claim reads which shops
+          are busy (a walk over every running task), a round once for up to 64 tasks, a
+          claim with the ack once a task (measured at 256 running tasks: 456 µs of CPU a
+          task with the ack, 88 µs acked alone and claimed in rounds of 64);
         - this success changes no breaker: ``task`` is no probe (of its domain or of its
           shop's proxy), its domain's breaker is closed and its shop's proxy is not down
           (the dispatcher would claim after the breaker closed; here the exclusions are read
@@ -129,7 +134,7 @@ class TaskAttempts(BackgroundJobs):
         """
         if not self.claim_on_ack or self._stopping or not self.breakers.pool.allows():
             return False
-        if len(self._running) > self.slots:  # this task's slot is not a free one
+        if len(self._running) != self.slots or self._acks_in_flight:
             return False
         if probe or task.id in self._proxy_probes or task.shop in self._proxy_errors:
             return False
@@ -160,13 +165,17 @@ class TaskAttempts(BackgroundJobs):
 
     async def _done(self, task: ClaimedTask, outcome: Outcome, probe: bool) -> None:
         nxt: ClaimedTask | None = None
+        combined = self._claims_on_ack(task, probe)
+        self._acks_in_flight += 1
         try:  # also closes the task's answered tickets, in the same transaction
-            if self._claims_on_ack(task, probe):
+            if combined:
                 nxt = await self._ack_and_claim(task, outcome)
             else:
                 await self.astore.ack(task.id, task.lease_owner, results=outcome.results)
         except LeaseLost:  # nothing was claimed either
             return
+        finally:
+            self._acks_in_flight -= 1
         self.completed += 1
         self._proxy_answered(task)
         self.site_trouble.succeeded(task.domain, task.id)

@@ -102,6 +102,7 @@ class EngineState:
         """A finished task's ack also claims the next task for its slot, in one store
         transaction (#20; see ``TaskAttempts._claims_on_ack``). ``False``: the ack alone,
         the dispatcher claims (benchmarks measure both)."""
+        self._acks_in_flight = 0  # acks of finished tasks being written now
         self._started_at = clock.now()
         self._outage_since: float | None = None
         self._outage_logged = 0.0

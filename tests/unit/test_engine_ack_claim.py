@@ -201,3 +201,22 @@ def test_a_success_that_closes_a_breaker_acks_alone_so_the_next_claim_sees_it_cl
 
     run_with(engine, scenario)
     assert ex.started[2] == order[0]
+
+
+def test_with_slots_free_the_ack_goes_alone_and_the_round_claims(
+        make_store: StoreFactory, clock: FakeClock) -> None:
+    """Free slots besides the finishing one: the dispatcher's round claims for all of them
+    at once (one read of the busy shops a round, not one a task)."""
+    store = make_store()
+    ids = store.submit_many([spec("collect_data", "pdd-1"), spec("collect_data", "pdd-2"),
+                             spec("collect_data", "pdd-1")])
+    ops = OpCounter(store)
+    engine, ex, _ = make_engine(store, clock, slots=3)
+
+    async def go() -> None:
+        async with engine:
+            await engine.run_until_idle()
+
+    asyncio.run(go())
+    assert sorted(ex.started) == ids and store.counts()["done"] == 3
+    assert ops.calls["ack_and_claim_op"] == 0 and ops.calls["ack_op"] == 3
