@@ -5,13 +5,14 @@ Measured in one run (``emit_machine`` first: CPUs, load, fsync time):
 
 1. tasks/s end to end — ``n`` no-op tasks (100,000; ``--quick`` 10,000) queued beforehand with
    ``core.store.sqlite.bulk.load_rows``, then the real engine (store, dispatcher, rate gates,
-   breakers,
-   ``NoopExecutor``) runs them with ``run_until_idle``: the first tasks are claimed in rounds
+   breakers, ``NoopExecutor``) runs them with ``run_until_idle``: tasks are claimed in rounds
    (one commit a round), each takes a global and a domain token, and is acknowledged through
-   the store's writer thread together with the claim of the next task for its slot (one
-   transaction, #20). Peer in the same run: the engine acking alone and leaving every claim to
-   its dispatcher's rounds (``claim_on_ack = False``, the engine before #20); both print
-   ``commits_per_task`` beside their rate. ``synchronous=FULL`` and ``NORMAL``, 64 and 256 slots. Gates are unlimited
+   the store's writer thread — together with the claim of the next task for its slot (one
+   transaction, #20) when that slot is the only one to fill. Peer in the same run: the engine
+   acking alone and leaving every claim to its dispatcher's rounds (``claim_on_ack = False``,
+   the engine before #20); both print ``commits_per_task`` and ``claimed_with_ack_share``
+   beside their rate.
+   ``synchronous=FULL`` and ``NORMAL``, 64 and 256 slots. Gates are unlimited
    (rate 1e9/s, burst 1e9). 1,024 shops over 16 domains with the default
    ``queue.max_tasks_per_shop = 1``: 4× the largest slot count, so one-task-per-shop never
    starves the dispatcher. The clock starts after ``engine.start()`` (recovery, first snapshot)
@@ -19,7 +20,7 @@ Measured in one run (``emit_machine`` first: CPUs, load, fsync time):
    box (30 s, ``--quick`` 8 s), whichever comes first: a slow engine is reported as the rate
    it kept over that time with the queue still deep (``completed`` and ``time_boxed`` in the
    params), instead of running for an hour. ``REPEATS`` (5; ``--quick`` 2) repetitions,
-   interleaved: each repetition runs the four cases once, in a rotated order, each on a fresh
+   interleaved: each repetition runs every case once, in a rotated order, each on a fresh
    file; every line is the median with min, max and n.
 2. event-loop lag p50/p99/max during that run: a coroutine sleeps 10 ms again and again and
    records how late it wakes (``idle`` lines give the same figure on an idle loop).
@@ -168,11 +169,12 @@ async def idle_lag(seconds: float) -> list[float]:
 
 
 async def run_engine(store: SqliteStore, slots: int, budget_s: float, claim_on_ack: bool = True
-                     ) -> tuple[float, list[float], int, bool]:
+                     ) -> tuple[float, list[float], int, bool, int]:
     """One ``run_until_idle`` over the queued tasks, stopped after ``budget_s`` if still going;
     ``claim_on_ack=False``: every ack alone, the dispatcher claims (the engine before #20).
 
-    Returns (seconds, loop lags, tasks completed in those seconds, whether it was cut short).
+    Returns (seconds, loop lags, tasks completed in those seconds, whether it was cut short,
+    tasks claimed together with an ack).
     """
     engine = build_engine(store.settings, store, executor="noop", slots=slots)
     engine.claim_on_ack = claim_on_ack
@@ -185,6 +187,7 @@ async def run_engine(store: SqliteStore, slots: int, budget_s: float, claim_on_a
         done, _ = await asyncio.wait([runner], timeout=budget_s)
         seconds = time.perf_counter() - t0
         completed = engine.completed
+        with_ack = engine.claimed_with_ack
         if done:
             runner.result()
     finally:
@@ -192,7 +195,7 @@ async def run_engine(store: SqliteStore, slots: int, budget_s: float, claim_on_a
         await engine.stop()
     if not done:
         await runner
-    return seconds, sampler.lags, completed, not done
+    return seconds, sampler.lags, completed, not done, with_ack
 
 
 @dataclass
@@ -206,6 +209,8 @@ class Run:
     lags: list[float]
     commits: int
     """The store's commits during the run (every write of the engine and its jobs)."""
+    with_ack: int
+    """Tasks claimed together with an ack (the others in dispatcher rounds)."""
 
 
 @contextlib.contextmanager
@@ -238,9 +243,8 @@ def dispatch(root: Path, mode: str, slots: int, sizes: Sizes, rep: int,
         writer = store._writer_or_refuse()
         commits = writer.commits
         with contextlib.nullcontext() if frozen else collector_not_frozen():
-            seconds, lags, completed, cut = asyncio.run(run_engine(store, slots,
-                                                                   sizes.budget_s,
-                                                                   claim_on_ack))
+            seconds, lags, completed, cut, with_ack = asyncio.run(run_engine(
+                store, slots, sizes.budget_s, claim_on_ack))
         commits = writer.commits - commits
         counts = store.counts()
     finally:
@@ -252,9 +256,9 @@ def dispatch(root: Path, mode: str, slots: int, sizes: Sizes, rep: int,
     label = (f"{mode}/{slots}" + ("" if frozen else " (collector not frozen)")
              + ("" if claim_on_ack else " (ack, then claim)"))
     note(f"{label} #{rep + 1}: {completed} done in {seconds:.1f}s = {rate:.0f}/s, "
-         f"lag p99 {p99 * 1000:.1f} ms, {commits / max(completed, 1):.2f} commits a task"
-         + (" (time box reached)" if cut else ""))
-    return Run(rate, seconds, completed, cut, lags, commits)
+         f"lag p99 {p99 * 1000:.1f} ms, {commits / max(completed, 1):.3f} commits a task, "
+         f"{with_ack} claimed with an ack" + (" (time box reached)" if cut else ""))
+    return Run(rate, seconds, completed, cut, lags, commits, with_ack)
 
 
 SUBJECTS = {(True, True): "shopfleet",
@@ -303,6 +307,10 @@ def dispatch_all(root: Path, sizes: Sizes, quick: bool, out: Results) -> None:
                      [r.commits / max(r.completed, 1) for r in rs], "1", quick=quick,
                      note="the store's commits during the run over tasks done (the engine's "
                           "jobs included)", **params)
+        emit_summary(BENCH, subject, "claimed_with_ack_share",
+                     [r.with_ack / max(r.completed, 1) for r in rs], "1", quick=quick,
+                     note="tasks claimed in the transaction of an ack, over tasks done",
+                     **params)
         per_run = {name: [percentiles(r.lags, [q])[0] * 1000 for r in rs]
                    for name, q in (("loop_lag_p50_ms", 50), ("loop_lag_p99_ms", 99))}
         per_run["loop_lag_max_ms"] = [max(r.lags) * 1000 for r in rs]

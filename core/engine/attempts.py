@@ -161,6 +161,7 @@ class TaskAttempts(BackgroundJobs):
                             "runs out and it is recovered", nxt.id, exc)
             return
         self._running.pop(finished.id, None)  # its slot, now nxt's: never one over slots
+        self.claimed_with_ack += 1
         self._start_attempt(nxt)
 
     async def _done(self, task: ClaimedTask, outcome: Outcome, probe: bool) -> None:

@@ -103,6 +103,8 @@ class EngineState:
         transaction (#20; see ``TaskAttempts._claims_on_ack``). ``False``: the ack alone,
         the dispatcher claims (benchmarks measure both)."""
         self._acks_in_flight = 0  # acks of finished tasks being written now
+        self.claimed_with_ack = 0
+        """Tasks this engine claimed together with an ack (the rest: dispatcher rounds)."""
         self._started_at = clock.now()
         self._outage_since: float | None = None
         self._outage_logged = 0.0
