@@ -7,10 +7,8 @@ import contextlib
 import logging
 
 from ..errors import StoreUnavailable
-from ..events import Changes, PreemptionRefused, TaskPreempted, TaskStateChanged
+from ..events import Changes, PreemptionRefused, TaskPreempted
 from .attempts import TaskAttempts
-from .breakers import split_breaker_names
-from .control import TaskControl
 from .preemption import Candidate, Holder, choose_victim
 from .state import _OUTAGE_RETRY_S
 
@@ -66,21 +64,12 @@ class Dispatcher(TaskAttempts):
             return 0
         # A round claims at most _CLAIM_ROUND tasks: starting hundreds of task coroutines in
         # one go stalls the loop (measured: p99 lag 23 ms at 256 slots, 17 ms at 64).
-        # Proxy breakers (#17) hold one shop each, domain breakers every shop of a domain.
-        blocked, blocked_shops = split_breaker_names(self.breakers.blocked_domains())
-        probing, probing_shops = split_breaker_names(self.breakers.probing_domains())
+        blocked, probing, blocked_shops, probing_shops = self._claim_filters()
         claimed = await self.astore.claim_many(
             self.owner, min(free, _CLAIM_ROUND), exclude_domains=blocked,
             probe_domains=probing, exclude_shops=blocked_shops, probe_shops=probing_shops)
         for task in claimed:
-            self.rescue_budget.attempt()
-            ctl = TaskControl(self, task)
-            probe = self._mark_probe(task)
-            runner = asyncio.create_task(self._run_task(task, ctl, probe),
-                                         name=f"task-{task.id}")
-            self._running[task.id] = (runner, ctl)
-            self.bus.publish(TaskStateChanged(self.clock.now(), task.id, task.shop, "running",
-                                              f"attempt {task.attempts}"))
+            self._start_attempt(task)
         return len(claimed)
 
     async def _wake_or(self, seconds: float | None) -> None:
@@ -187,12 +176,6 @@ class Dispatcher(TaskAttempts):
         self._preemptions.append(now)
         log.info("task %s asked to yield: %s", task_id, ctl.yield_reason)
         self.bus.publish(TaskPreempted(now, task_id, for_task, ctl.yield_reason))
-
-    def _first_step(self, ctl: TaskControl) -> None:
-        asked = self._urgent_pending.pop(ctl.task.id, None)
-        if asked is not None:  # an urgent task that preempted: queued → first step
-            now = self.clock.now()
-            self._latencies.append((now, now - (ctl.task.created_at or asked)))
 
     async def preempt(self, task_id: int, *, for_task: int | None = None,
                       reason: str = "by operator") -> Changes:

@@ -100,6 +100,13 @@ class EngineState:
         self._proxy_probes: set[int] = set()     # task ids probing their shop's proxy (#17)
         self._proxy_errors: dict[str, str] = {}  # shop -> why its proxy is down (#17)
         self.completed = 0
+        self.claim_on_ack = True
+        """A finished task's ack also claims the next task for its slot, in one store
+        transaction (#20; see ``TaskAttempts._claims_on_ack``). ``False``: the ack alone,
+        the dispatcher claims (benchmarks measure both)."""
+        self._acks_in_flight = 0  # acks of finished tasks being written now
+        self.claimed_with_ack = 0
+        """Tasks this engine claimed together with an ack (the rest: dispatcher rounds)."""
         self._started_at = clock.now()
         self._outage_since: float | None = None
         self._outage_logged = 0.0

@@ -131,18 +131,27 @@ class AsyncStore:
     async def ack_and_claim(self, task_id: int, owner: str, *,
                             results: dict[str, Any] | None = None,
                             exclude_domains: Iterable[str] = (),
+                            exclude_shops: Iterable[str] = (),
                             lease_s: float | None = None) -> ClaimedTask | None:
-        """Ack a task and claim the next one for its freed slot. SQLite: one op on the writer
-        thread, one transaction and one commit for both (see
-        :meth:`core.store.sqlite.SqliteStore.ack_and_claim`); other stores: the ack (retried
-        through an outage like every ack), then a claim."""
-        ex = list(exclude_domains)
+        """Ack a task and claim the next one for its freed slot in one atomic step (see
+        :meth:`core.store.base.Store.ack_and_claim`). SQLite: one op on the writer thread,
+        one transaction and one commit for both. Other stores: one call in a thread, tried
+        once (a claim is never repeated blindly); if the store cannot be reached, the ack
+        alone goes the way of every ack (retried through the outage) and nothing is claimed.
+        """
+        ex, ex_shops = list(exclude_domains), list(exclude_shops)
         if self._ops is None:
-            await self.ack(task_id, owner, results=results)
-            return await self.claim(owner, exclude_domains=ex, lease_s=lease_s)
+            try:
+                return await self._thread(functools.partial(
+                    self.sync.ack_and_claim, task_id, owner, results=results,
+                    exclude_domains=ex, exclude_shops=ex_shops, lease_s=lease_s))
+            except StoreUnavailable:
+                # Not known whether it ran: the ack again (it raises LeaseLost if it did).
+                await self.ack(task_id, owner, results=results)
+                return None
         task: ClaimedTask | None = await asyncio.wrap_future(self._ops.submit_op(
             self._ops.ack_and_claim_op(task_id, owner, results=results, exclude_domains=ex,
-                                       lease_s=lease_s)))
+                                       exclude_shops=ex_shops, lease_s=lease_s)))
         self._ops.room_freed()
         return task
 

@@ -125,7 +125,8 @@ class OpWriter(Protocol):
                ) -> Callable[[Any], None]: ...
     def ack_and_claim_op(self, task_id: int, owner: str, *,
                          results: dict[str, Any] | None = None,
-                         exclude_domains: Iterable[str] = (), lease_s: float | None = None
+                         exclude_domains: Iterable[str] = (),
+                         exclude_shops: Iterable[str] = (), lease_s: float | None = None
                          ) -> Callable[[Any], ClaimedTask | None]: ...
     def fail_op(self, task_id: int, owner: str, *, error_class: str, message: str,
                 retry: bool = True, retry_after_s: float | None = None,
@@ -214,12 +215,14 @@ class Store(Protocol):
         or the error that item raised."""
     def ack_and_claim(self, task_id: int, owner: str, *,
                       results: dict[str, Any] | None = None,
-                      exclude_domains: Iterable[str] = (), lease_s: float | None = None
+                      exclude_domains: Iterable[str] = (),
+                      exclude_shops: Iterable[str] = (), lease_s: float | None = None
                       ) -> ClaimedTask | None:
-        """:meth:`ack`, then :meth:`claim` for the same owner (its freed slot): the same
-        rows as the two calls; SQLite commits both in one transaction (one disk sync), a
-        store without transactions across calls does one after the other. If the ack
-        raises, nothing is claimed."""
+        """:meth:`ack`, then :meth:`claim_many` of one task for the same owner (its freed
+        slot) with the same exclusions (domains of open breakers, shops by name): the same
+        rows as the two calls, in one atomic step (SQLite: one transaction and one disk sync;
+        Redis: one script). If the ack raises, nothing is claimed; if the claim half fails,
+        the ack is kept, the error logged, and ``None`` returned."""
     def fail(self, task_id: int, owner: str, *, error_class: str, message: str,
              retry: bool = True, retry_after_s: float | None = None,
              evidence: dict[str, str] | None = None) -> TaskState: ...

@@ -337,7 +337,7 @@ end
 return ids
 """
 
-CLAIM = r"""
+_CLAIM_HEAD = r"""
 -- ARGV[5] owner, [6] limit, [7] lease until, [8] hard-aging cutoff (created_at),
 -- [9] max tasks per shop, [10] excluded domains (JSON), [11] probe domains (JSON),
 -- [12] rows looked at before the per-shop search, [13] '1' = check urgency re-estimates,
@@ -364,7 +364,9 @@ if ARGV[13] == '1' and #redis.call('ZRANGEBYSCORE', k('q:urgency'), '-inf', NOW_
                                    'LIMIT', 0, 1) > 0 then
   return '"urgency"'
 end
+"""
 
+_CLAIM_BODY = r"""
 local shops = {}
 local function shop(sid)
   local s = shops[sid]
@@ -443,15 +445,13 @@ end
 if #out == 0 then return '[]' end
 return cjson.encode(out)
 """
+CLAIM = _CLAIM_HEAD + _CLAIM_BODY
 
-ACK = r"""
--- ARGV[5] id, [6] owner, [7] results JSON or ''
-local id, owner = ARGV[5], ARGV[6]
-local t = held(id, owner)
-if not t then return lost(id, owner) end
+# The writes of an ack, for a task ``t`` (id ``id``) held by the caller, results ``res``.
+_ACK_WRITES = r"""
 local ch = {state = 'done', state_reason = 'finished', finished_at = NOW_S,
   updated_at = NOW_S, lease_owner = false, lease_until = false}
-if ARGV[7] ~= '' then ch.results = ARGV[7] end
+if res ~= '' then ch.results = res end
 update(id, t, ch)
 for _, tid in ipairs(redis.call('ZRANGE', k('task:' .. id .. ':tickets'), 0, -1)) do
   if redis.call('HGET', k('ticket:' .. tid), 'state') == 'answered' then
@@ -459,7 +459,36 @@ for _, tid in ipairs(redis.call('ZRANGE', k('task:' .. id .. ':tickets'), 0, -1)
     set_ticket_state(tid, 'answered', 'closed')
   end
 end
-return 'done'
+"""
+
+ACK = r"""
+-- ARGV[5] id, [6] owner, [7] results JSON or ''
+local id, owner, res = ARGV[5], ARGV[6], ARGV[7]
+local t = held(id, owner)
+if not t then return lost(id, owner) end
+""" + _ACK_WRITES + r"""return 'done'
+"""
+
+# #20: an ack and the claim of the next task for the freed slot in one script. The lease is
+# checked before anything is written (a lost lease claims nothing); the claim's maintenance
+# and its urgency check come next (asked to re-estimate urgencies first, it returns before
+# the ack: the caller re-estimates and runs it again); then the ack; then the claim, under
+# pcall: a claim that fails keeps the ack (its pick writes nothing before it chooses) and
+# says why in ``{"claim_failed": ...}``.
+# ARGV[5..16] as CLAIM (limit 1), [17] id to ack, [18] its lease owner, [19] results or ''.
+ACK_AND_CLAIM = r"""
+local ACK_ID, ACK_OWNER = ARGV[17], ARGV[18]
+local ACK_T = held(ACK_ID, ACK_OWNER)
+if not ACK_T then return lost(ACK_ID, ACK_OWNER) end
+""" + _CLAIM_HEAD + r"""
+do
+  local id, t, res = ACK_ID, ACK_T, ARGV[19]
+""" + _ACK_WRITES + r"""end
+local ok, claimed = pcall(function()
+""" + _CLAIM_BODY + r"""end)
+if ok then return claimed end
+if type(claimed) == 'table' then claimed = claimed.err or cjson.encode(claimed) end
+return cjson.encode({claim_failed = tostring(claimed)})
 """
 
 FAIL = r"""
@@ -857,6 +886,7 @@ return #out
 SCRIPTS: dict[str, str] = {
     "fire": FIRE, "retag": RETAG,  # #18
     "submit": SUBMIT, "claim": CLAIM, "ack": ACK, "fail": FAIL, "release": RELEASE,
+    "ack_and_claim": ACK_AND_CLAIM,
     "checkpoint": CHECKPOINT, "renew": RENEW, "recover": RECOVER,
     "lost_workers": LOST_WORKERS, "crash": CRASH, "open_ticket": OPEN_TICKET, "rule": RULE,
     "answer": ANSWER, "unquarantine": UNQUARANTINE, "bump": BUMP, "cancel": CANCEL,

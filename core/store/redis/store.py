@@ -24,16 +24,17 @@ only the file paths (a ``{name: path}`` dict, as SQLite does). Screenshots are h
 each and Redis memory is the fleet's scarcest resource.
 
 The class is built in layers, one module each: the client and scripts
-(:mod:`core.store.redis.connection`), the reads (:mod:`core.store.redis.reads`), and here
-every change, each one script.
+(:mod:`core.store.redis.connection`), the reads (:mod:`core.store.redis.reads`), the claims
+(:mod:`core.store.redis.claims`), and here every other change, each one script.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -46,17 +47,15 @@ from ...errors import (
     SpecError,
 )
 from ...origins import normalise_origins
-from ...priority import check_bump, score_from_key, static_points
+from ...priority import check_bump, static_points
 from ...profiles import ShopProfile
 from ...specs import TaskSpec
 from ...urgency import estimator_for
 from ...urls import public_url
-from ..base import FAST_PATH_ROWS, PROMOTE_BATCH
 from ..owners import owner_is_dead_local
 from ..pages import Cursor, Order, ShopRow, TaskFilter, TaskPage, TaskRow
 from ..prepare import prepare_specs
 from ..records import (
-    ClaimedTask,
     ShopRecord,
     TaskState,
     domain_of,
@@ -69,11 +68,14 @@ if TYPE_CHECKING:
     from ...tickets import Rule, Signature
     from .outbox import RedisOutbox
     from .tickets import RedisTicketBook
+from .claims import RedisClaims
 from .connection import ROOM_POLL_S, _f, connect_error
 from .reads import RedisReads
 
+log = logging.getLogger(__name__)
 
-class RedisStore(RedisGroups, RedisHolds, RedisReads):
+
+class RedisStore(RedisGroups, RedisHolds, RedisClaims, RedisReads):
     """The queue, shops, tickets, metrics and worker registry in one shared Redis.
 
     Args:
@@ -259,77 +261,10 @@ class RedisStore(RedisGroups, RedisHolds, RedisReads):
 
     # -- claim / ack / fail / release ----------------------------------------------------
 
-    def claim(self, owner: str, *, exclude_domains: Iterable[str] = (),
-              lease_s: float | None = None) -> ClaimedTask | None:
-        """Claim the best eligible task under a lease, or ``None`` when nothing is eligible.
-
-        Eligible: queued (or suspended), its ``not_before`` has passed, its shop runs fewer
-        than ``max_tasks_per_shop`` tasks on all workers together, neither its shop nor its
-        domain is paused, and its domain is not in ``exclude_domains`` (open breakers).
-        """
-        got = self._claim(owner, 1, exclude_domains, (), lease_s, (), ())
-        return got[0] if got else None
-
-    def claim_many(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
-                   probe_domains: Iterable[str] = (), exclude_shops: Iterable[str] = (),
-                   probe_shops: Iterable[str] = ()) -> list[ClaimedTask]:
-        """Claim up to ``limit`` tasks in one script (one round trip for a whole round).
-
-        A domain in ``probe_domains`` (a half-open breaker) gives at most one task.
-        """
-        return self._claim(owner, limit, exclude_domains, probe_domains, None, exclude_shops,
-                           probe_shops)
-
-    def _claim(self, owner: str, limit: int, exclude: Iterable[str], probes: Iterable[str],
-               lease_s: float | None, exclude_shops: Iterable[str],
-               probe_shops: Iterable[str]) -> list[ClaimedTask]:
-        if limit <= 0:
-            return []
-        ex = json.dumps(sorted(set(exclude)))
-        pr = json.dumps(sorted(set(probes)))
-        ex_shops = json.dumps(sorted(set(exclude_shops)), ensure_ascii=False)
-        pr_shops = json.dumps(sorted(set(probe_shops)), ensure_ascii=False)
-        check_urgency = "1"
-        while True:
-            now = self.clock.now()
-            until = now + (lease_s if lease_s is not None else self._q.lease_s)
-            raw = self._run("claim", owner, limit, repr(until), self._hard_cutoff(now),
-                            self._q.max_tasks_per_shop, ex, pr, FAST_PATH_ROWS, check_urgency,
-                            PROMOTE_BATCH, ex_shops, pr_shops, now=now)
-            rows = json.loads(raw)
-            if rows == "urgency":  # re-estimate due urgencies first, as SQLite's claim does
-                self.apply_thresholds()
-                check_urgency = "0"
-                continue
-            break
-        out = []
-        for (tid, ttype, sid, attempts, max_attempts, key, preemptible, spec_s, cp, created,
-             was, name, platform, base_url, domain) in rows:
-            spec = json.loads(spec_s)
-            out.append(ClaimedTask(
-                id=int(tid), type=ttype, shop=name, shop_id=int(sid), platform=platform,
-                base_url=base_url, domain=domain, lease_owner=owner, lease_until=until,
-                attempts=int(attempts), max_attempts=int(max_attempts),
-                score=score_from_key(int(key), now, self._aging_per_s),
-                preemptible=preemptible == "1", flow=spec.get("flow"),
-                params=spec.get("params", {}), steps=spec.get("steps"),
-                checkpoint=json.loads(cp) if cp else None, resumed=was == "suspended",
-                created_at=float(created)))
-        return out
-
     def ack(self, task_id: int, owner: str, *, results: dict[str, Any] | None = None) -> None:
         """Mark a claimed task done (with its results); closes its answered tickets."""
         res = json.dumps(results, ensure_ascii=False) if results is not None else ""
         self._run("ack", task_id, owner, res)
-
-    def ack_and_claim(self, task_id: int, owner: str, *,
-                      results: dict[str, Any] | None = None,
-                      exclude_domains: Iterable[str] = (), lease_s: float | None = None
-                      ) -> ClaimedTask | None:
-        """:meth:`ack`, then :meth:`claim` (two scripts: a crash between leaves the task
-        done and nothing claimed, as after a plain ack)."""
-        self.ack(task_id, owner, results=results)
-        return self.claim(owner, exclude_domains=exclude_domains, lease_s=lease_s)
 
     def ack_many(self, items: Sequence[tuple[int, str, dict[str, Any] | None]]
                  ) -> list[BaseException | None]:

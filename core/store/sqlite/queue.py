@@ -9,6 +9,7 @@ it on the writer straight from the event loop so it joins the writer's group com
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -30,6 +31,8 @@ from . import sql
 from .connection import SqliteConnections
 from .holds import held_shop_ids
 from .results import write_results
+
+log = logging.getLogger(__name__)
 
 
 class SqliteQueue(SqliteConnections):
@@ -148,6 +151,15 @@ class SqliteQueue(SqliteConnections):
         (by name) in ``exclude_shops`` give none, in ``probe_shops`` at most one (a shop's
         proxy breaker, #17).
         """
+        return self._claim_round(owner, limit, exclude_domains=exclude_domains,
+                                 probe_domains=probe_domains, lease_s=lease_s,
+                                 exclude_shops=exclude_shops, probe_shops=probe_shops)
+
+    def _claim_round(self, owner: str, limit: int, *, exclude_domains: Iterable[str] = (),
+                     probe_domains: Iterable[str] = (), lease_s: float | None = None,
+                     exclude_shops: Iterable[str] = (), probe_shops: Iterable[str] = ()
+                     ) -> Callable[[sqlite3.Connection], list[ClaimedTask]]:
+        """The op of :meth:`claim_many_op` (also the claim half of :meth:`ack_and_claim_op`)."""
         ex = set(exclude_domains)
         probes = set(probe_domains)
         ex_shops = sorted(set(exclude_shops))
@@ -172,6 +184,8 @@ class SqliteQueue(SqliteConnections):
                 if t is None:
                     break
                 out.append(t)
+                if len(out) >= limit:
+                    break  # the round is full: no bookkeeping for a next claim
                 running[t.shop_id] = running.get(t.shop_id, 0) + 1
                 if running[t.shop_id] + self._running_of(conn, t.shop_id, out) >= \
                         self._q.max_tasks_per_shop:
@@ -317,32 +331,50 @@ class SqliteQueue(SqliteConnections):
     def ack_and_claim(self, task_id: int, owner: str, *,
                       results: dict[str, Any] | None = None,
                       exclude_domains: Iterable[str] = (),
+                      exclude_shops: Iterable[str] = (),
                       lease_s: float | None = None) -> ClaimedTask | None:
         """Ack a task and claim the next one for the same owner in one transaction.
 
-        Leaves exactly the rows of :meth:`ack` followed by :meth:`claim` (history, counts,
-        results, tickets) with one commit instead of two: a worker whose slot just freed
-        pays one disk sync for both. All or nothing: if the ack fails (:class:`LeaseLost`)
-        nothing is claimed; a crash loses neither (before the commit both are undone, the
-        finished task is still running under its lease and recovery requeues it).
-        Returns the claimed task, or ``None`` when nothing is eligible.
+        Leaves exactly the rows of :meth:`ack` followed by :meth:`claim_many` of one task
+        with the same exclusions (history, counts, results, tickets) with one commit instead
+        of two: a worker whose slot just freed pays one disk sync for both. If the ack fails
+        (:class:`LeaseLost`) nothing is claimed. If the claim half fails, the ack is kept (the
+        claim half runs in its own savepoint, rolled back alone), the error is logged and
+        nothing is claimed: a finished task is never run again because its next claim broke.
+        A crash loses neither: before the commit both are undone, the finished task is still
+        running under its lease and recovery requeues it. Returns the claimed task, or
+        ``None`` when nothing is eligible (or the claim half failed).
         """
         task: ClaimedTask | None = self._call(self.ack_and_claim_op(
             task_id, owner, results=results, exclude_domains=exclude_domains,
-            lease_s=lease_s))
+            exclude_shops=exclude_shops, lease_s=lease_s))
         self._room_freed()
         return task
 
     def ack_and_claim_op(self, task_id: int, owner: str, *,
                          results: dict[str, Any] | None = None,
-                         exclude_domains: Iterable[str] = (), lease_s: float | None = None
+                         exclude_domains: Iterable[str] = (),
+                         exclude_shops: Iterable[str] = (), lease_s: float | None = None
                          ) -> Callable[[sqlite3.Connection], ClaimedTask | None]:
         res = json.dumps(results, ensure_ascii=False) if results is not None else None
-        ex = frozenset(exclude_domains)
+        claim = self._claim_round(owner, 1, exclude_domains=exclude_domains,
+                                  exclude_shops=exclude_shops, lease_s=lease_s)
 
         def op(conn: sqlite3.Connection) -> ClaimedTask | None:
             self._op_ack(conn, task_id, owner, res)
-            return self._op_claim(conn, owner, ex, lease_s)
+            conn.execute("SAVEPOINT claim_half")
+            try:
+                got = claim(conn)
+            except Exception:
+                if not conn.in_transaction:
+                    raise  # SQLite rolled back the whole transaction itself (I/O, disk full)
+                conn.execute("ROLLBACK TO claim_half")
+                conn.execute("RELEASE claim_half")
+                log.exception("task %s acknowledged; claiming the next task for %s failed",
+                              task_id, owner)
+                return None
+            conn.execute("RELEASE claim_half")
+            return got[0] if got else None
         return op
 
     def ack_many(self, items: Sequence[tuple[int, str, dict[str, Any] | None]]
