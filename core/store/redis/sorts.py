@@ -184,19 +184,17 @@ local function sort_value(t, col)
   if x == nil and not NULLABLE[col] then return 0 end
   return x
 end
-local HEX8 = '%02x%02x%02x%02x%02x%02x%02x%02x'
+-- the double's 64 bits as two 32-bit halves, made order-preserving as _num() does
 local function hexnum(x, desc)
   if x == 0 then x = 0 end
-  local b1, b2, b3, b4, b5, b6, b7, b8 = string.byte(struct.pack('>d', x), 1, 8)
-  local neg = b1 >= 128
-  if neg ~= (desc == true) then  -- negative ascending, or positive descending: all flipped
-    b2, b3, b4, b5, b6, b7, b8 = 255 - b2, 255 - b3, 255 - b4, 255 - b5, 255 - b6,
-                                 255 - b7, 255 - b8
-    if neg then b1 = 255 - b1 else b1 = 127 - b1 end
-  elseif not neg then  -- positive ascending: the sign bit set
-    b1 = b1 + 128
-  end  -- negative descending: flipped twice, as it is
-  return 'v' .. string.format(HEX8, b1, b2, b3, b4, b5, b6, b7, b8)
+  local hi, lo = struct.unpack('>I4I4', struct.pack('>d', x))
+  if hi >= 2147483648 then  -- negative: every bit flipped
+    hi, lo = 4294967295 - hi, 4294967295 - lo
+  else  -- positive: the sign bit set
+    hi = hi + 2147483648
+  end
+  if desc then hi, lo = 4294967295 - hi, 4294967295 - lo end
+  return string.format('v%08x%08x', hi, lo)
 end
 -- the task's member in each index of its state: key -> member. On the queue's hot path (a
 -- claim computes the queued task's eight, an ack the finished one's eight): no table per
@@ -222,7 +220,8 @@ local function sort_members(id, t)
       if v == false then
         if cols[i + 1] then m = m .. 'a' else m = m .. 'z' end
       elseif cols[i + 2] then
-        m = m .. 'v' .. string.gsub(v, '%z', '\0\1') .. '\0\0'
+        if string.find(v, '\0', 1, true) then v = string.gsub(v, '%z', '\0\1') end
+        m = m .. 'v' .. v .. '\0\0'
       else
         m = m .. hexnum(v, cols[i + 1])
       end
