@@ -123,17 +123,18 @@ def id_of(sort: str, m: Any) -> int:
 
 
 def _lua_specs() -> str:
-    """:data:`INDEXED` as a Lua table: state → list of {sort, {{column, desc, text}, …},
-    id descending}."""
+    """:data:`INDEXED` as a Lua table: state → list of {key, {column, desc, text, …}, id
+    descending} (the key is the index's, the columns flat: three entries each)."""
     states = []
     for state, sorts in INDEXED.items():
         items = []
         for sort in sorts:
             cols = _ORDERS[sort]
             parts = ", ".join(
-                f"{{'{c}', {'true' if d else 'false'}, {'true' if c in TEXT else 'false'}}}"
+                f"'{c}', {'true' if d else 'false'}, {'true' if c in TEXT else 'false'}"
                 for c, d in cols[:-1])
-            items.append(f"{{'{sort}', {{{parts}}}, {'true' if cols[-1][1] else 'false'}}}")
+            items.append(f"{{k('sort:{state}:{sort}'), {{{parts}}}, "
+                         f"{'true' if cols[-1][1] else 'false'}}}")
         states.append(f"  {state} = function() return {{{', '.join(items)}}} end")
     # Built on first use, one state at a time: the scripts run this prelude on every call,
     # and a claim or an ack needs two states' specs, not the hundred-odd tables of all.
@@ -183,41 +184,50 @@ local function sort_value(t, col)
   if x == nil and not NULLABLE[col] then return 0 end
   return x
 end
-local HEX8 = '%02x%02x%02x%02x%02x%02x%02x%02x'
+-- the double's 64 bits as two 32-bit halves, made order-preserving as _num() does
 local function hexnum(x, desc)
   if x == 0 then x = 0 end
-  local b1, b2, b3, b4, b5, b6, b7, b8 = string.byte(struct.pack('>d', x), 1, 8)
-  local neg = b1 >= 128
-  if neg ~= (desc == true) then  -- negative ascending, or positive descending: all flipped
-    b2, b3, b4, b5, b6, b7, b8 = 255 - b2, 255 - b3, 255 - b4, 255 - b5, 255 - b6,
-                                 255 - b7, 255 - b8
-    if neg then b1 = 255 - b1 else b1 = 127 - b1 end
-  elseif not neg then  -- positive ascending: the sign bit set
-    b1 = b1 + 128
-  end  -- negative descending: flipped twice, as it is
-  return 'v' .. string.format(HEX8, b1, b2, b3, b4, b5, b6, b7, b8)
+  local hi, lo = struct.unpack('>I4I4', struct.pack('>d', x))
+  if hi >= 2147483648 then  -- negative: every bit flipped
+    hi, lo = 4294967295 - hi, 4294967295 - lo
+  else  -- positive: the sign bit set
+    hi = hi + 2147483648
+  end
+  if desc then hi, lo = 4294967295 - hi, 4294967295 - lo end
+  return string.format('v%08x%08x', hi, lo)
 end
--- the task's member in each index of its state: key -> member
+-- the task's member in each index of its state: key -> member. On the queue's hot path (a
+-- claim computes the queued task's eight, an ack the finished one's eight): no table per
+-- member, the id's two spellings and each column's value computed once per task.
 local function sort_members(id, t)
   local out = {}
   local specs = SORTED[t.state]
   if not specs then return out end
+  local n = tonumber(id)
+  local ida, idd = string.format('%012d', n), string.format('%012d', 999999999999 - n)
+  local vals = {}
   for _, spec in ipairs(specs) do
-    local parts = {}
-    for i, c in ipairs(spec[2]) do
-      local v = sort_value(t, c[1])
+    local cols = spec[2]
+    local m = ''
+    for i = 1, #cols, 3 do
+      local c = cols[i]
+      local v = vals[c]
       if v == nil then
-        if c[2] then parts[i] = 'a' else parts[i] = 'z' end
-      elseif c[3] then
-        parts[i] = 'v' .. string.gsub(v, '%z', '\0\1') .. '\0\0'
+        v = sort_value(t, c)
+        if v == nil then v = false end
+        vals[c] = v
+      end
+      if v == false then
+        if cols[i + 1] then m = m .. 'a' else m = m .. 'z' end
+      elseif cols[i + 2] then
+        if string.find(v, '\0', 1, true) then v = string.gsub(v, '%z', '\0\1') end
+        m = m .. 'v' .. v .. '\0\0'
       else
-        parts[i] = hexnum(v, c[2])
+        m = m .. hexnum(v, cols[i + 1])
       end
     end
-    local n = tonumber(id)
-    if spec[3] then n = 999999999999 - n end
-    parts[#parts + 1] = string.format('%012d', n)
-    out[k('sort:' .. t.state .. ':' .. spec[1])] = table.concat(parts)
+    if spec[3] then m = m .. idd else m = m .. ida end
+    out[spec[1]] = m
   end
   return out
 end
