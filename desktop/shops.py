@@ -181,7 +181,7 @@ def live_hold(row: Any) -> Any:
     """The row's hold while it has not run out (the column is redrawn every second, so a
     hold whose holder stopped renewing it disappears at its time, before the next read)."""
     hold = getattr(row, "hold", None)
-    return hold if hold is not None and hold.until > time.time() else None
+    return hold if hold is not None and hold.live_at(time.time()) else None
 
 
 def hold_text(row: Any) -> str:

@@ -143,7 +143,7 @@ def start_takeover(w: Any, *, ticket_id: int | None = None,
     w.status_message(tr("Opening the shop's browser for %1; close it when you are done",
                         label))
     handle = OpenTakeover(label, make)
-    w.takeovers = [t for t in open_takeovers(w)] + [handle]
+    w.takeovers = [*open_takeovers(w), handle]
 
     def closed(result: TakeoverResult) -> None:
         # The runner then says "<what>: done" in the status bar.

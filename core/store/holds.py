@@ -34,7 +34,7 @@ def check_hold(owner: str, lease_s: float, what: str) -> None:
 
 def held_by_other(hold: ShopHold | None, owner: str, now: float) -> Refused | None:
     """The refusal for ``owner`` when another live holder has the shop, else ``None``."""
-    if hold is not None and hold.until > now and hold.owner != owner:
+    if hold is not None and hold.live_at(now) and hold.owner != owner:
         return Refused(f"shop {hold.shop} is held by {hold.what or hold.owner} for "
                        f"{hold.until - now:.0f} s more")
     return None

@@ -71,6 +71,11 @@ class ShopHold:
     what: str = ""
     """Who holds it, in words (``"alice@host-a (ticket #12)"``)."""
 
+    def live_at(self, now: float) -> bool:
+        """Has it not run out at ``now`` (epoch seconds)? A holder that stopped renewing
+        holds nothing from ``until`` on, whatever the store still has written."""
+        return self.until > now
+
 
 @dataclass(frozen=True)
 class ScheduleRecord:

@@ -31,7 +31,7 @@ HOLD_FIELDS = _FIELDS
 def live_hold(name: str, values: list[Any], now: float) -> ShopHold | None:
     """The hold in ``HMGET shop HOLD_FIELDS`` when it has not run out at ``now``."""
     hold = _hold(name, _fields([v.decode() if isinstance(v, bytes) else v for v in values]))
-    return hold if hold is not None and hold.until > now else None
+    return hold if hold is not None and hold.live_at(now) else None
 
 
 def _hold(name: str, h: dict[str, str]) -> ShopHold | None:

@@ -28,7 +28,7 @@ def hold_of(name: str, value: str | None) -> ShopHold | None:
 def live_hold(name: str, value: str | None, now: float) -> ShopHold | None:
     """The hold in a ``meta`` value when it has not run out at ``now``, else ``None``."""
     hold = hold_of(name, value)
-    return hold if hold is not None and hold.until > now else None
+    return hold if hold is not None and hold.live_at(now) else None
 
 
 def held_shop_ids(conn: sqlite3.Connection, now: float) -> set[int]:
