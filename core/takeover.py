@@ -123,11 +123,9 @@ async def take_over(store: Store, settings: Settings, ticket_id: int, *, home: P
 def shop_stopped_at(store: Store, shop: Any) -> str:
     """Blocking: where the shop's latest stopped task (its newest open ticket) stopped, else
     the shop's address."""
-    open_tickets = store.ticket_book().tickets(state="open", shop=shop.name, limit=1000)
-    if not open_tickets:
-        return str(shop.base_url)
-    latest = max(open_tickets, key=lambda t: (t.opened_at, t.id))
-    return stopped_at(latest, shop.base_url)
+    newest = store.ticket_book().tickets(state="open", shop=shop.name, limit=1,
+                                         newest_first=True)
+    return stopped_at(newest[0], shop.base_url) if newest else str(shop.base_url)
 
 
 async def take_over_shop(store: Store, settings: Settings, shop_name: str, *, home: Path,

@@ -232,6 +232,9 @@ def test_tickets_filter_by_state_shop_platform_type_and_age(
     clock.advance(1800)
     assert [t.id for t in book.tickets(older_than_s=1800)] == [k1, k2]
     assert [t.id for t in book.tickets(limit=1)] == [k1]
+    assert [t.id for t in book.tickets(limit=1, newest_first=True)] == [k2]
+    assert [t.id for t in book.tickets(state=None, newest_first=True)] == [k3, k2, k1]
+    assert [t.id for t in book.tickets(platform="pdd", state=None, newest_first=True)] == [k3, k1]
     assert book.ticket(k1).age_s(clock.now()) == pytest.approx(5400)
 
 

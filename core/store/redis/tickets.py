@@ -219,14 +219,16 @@ class RedisTicketBook:
 
     def tickets(self, *, state: str | None = "open", shop: str | None = None,
                 platform: str | None = None, task_type: str | None = None,
-                older_than_s: float | None = None, limit: int = 100) -> list[Ticket]:
-        """Tickets, oldest first, filtered by state, shop, platform, type and age."""
+                older_than_s: float | None = None, limit: int = 100,
+                newest_first: bool = False) -> list[Ticket]:
+        """Tickets, oldest first (``newest_first``: newest first), filtered by state, shop,
+        platform, type and age."""
         zk = self.keys.tickets_in(state) if state is not None else self.keys.tickets
         cutoff = (self.store.clock.now() - older_than_s) if older_than_s is not None else None
         out: list[Ticket] = []
         pos, chunk = 0, max(256, limit)
         while len(out) < limit:
-            ids = self._r.zrange(zk, pos, pos + chunk - 1)
+            ids = self._r.zrange(zk, pos, pos + chunk - 1, desc=newest_first)
             if not ids:
                 break
             for h in self._hashes(self.keys.ticket, ids):

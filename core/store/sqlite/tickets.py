@@ -269,8 +269,10 @@ class SqliteTicketBook:
 
     def tickets(self, *, state: str | None = "open", shop: str | None = None,
                 platform: str | None = None, task_type: str | None = None,
-                older_than_s: float | None = None, limit: int = 100) -> list[Ticket]:
-        """Tickets, oldest first, filtered by state, shop, platform, type and age."""
+                older_than_s: float | None = None, limit: int = 100,
+                newest_first: bool = False) -> list[Ticket]:
+        """Tickets, oldest first (``newest_first``: newest first), filtered by state, shop,
+        platform, type and age."""
         where: list[str] = []
         params: list[Any] = []
         for col, val in (("state", state), ("shop", shop), ("platform", platform),
@@ -282,7 +284,7 @@ class SqliteTicketBook:
             where.append("opened_at <= ?")
             params.append(self.store.clock.now() - older_than_s)
         query = ("SELECT * FROM tickets" + (" WHERE " + " AND ".join(where) if where else "")
-                 + " ORDER BY id LIMIT ?")
+                 + (" ORDER BY id DESC" if newest_first else " ORDER BY id") + " LIMIT ?")
         return [_ticket(r) for r in self.store._read(query, (*params, limit))]
 
     def open_count(self) -> int:
