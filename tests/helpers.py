@@ -12,6 +12,9 @@ from core.specs import TaskSpec
 
 if TYPE_CHECKING:
     from core.engine import Engine
+    from core.events import Event
+    from core.store import SqliteStore
+    from core.testing import FakeClock, FakeExecutor
 
 
 def spec(type_: str = "collect_data", shop: str = "pdd-1", **kw: Any) -> TaskSpec:
@@ -81,3 +84,22 @@ async def advance_and_settle(clock: Any, seconds: float, timeout_s: float = 60) 
     before = clock.sleepers
     clock.advance(seconds)
     await wait_until(lambda: clock.sleepers >= before, timeout_s, poll_s=0.005)
+
+
+def make_engine(store: SqliteStore, clock: FakeClock, *, slots: int = 4,
+                executor: FakeExecutor | None = None
+                ) -> tuple[Engine, FakeExecutor, list[Event]]:
+    """An engine on ``store`` with a fake executor and the fake clock, and the events it
+    publishes (appended as they come)."""
+    from core.engine import Engine
+    from core.testing import FakeExecutor
+
+    ex = executor or FakeExecutor()
+    # Gates wide open: on a fake clock a waiting gate would wait for a test to advance time.
+    settings = store.settings.with_changes(gates={
+        "global": {"rate_per_s": 1e6, "burst": 1e6},
+        "default_domain": {"rate_per_s": 1e6, "burst": 1e6}})
+    engine = Engine(store, settings, executor=ex, slots=slots, clock=clock)
+    seen: list[Event] = []
+    engine.bus.subscribe(seen.append)
+    return engine, ex, seen

@@ -25,6 +25,19 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def shop_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A store file with shop pdd-1 (its login and password set through the CLI)."""
+    import io
+
+    path = str(tmp_path / "cli.db")
+    assert main(["shop", "add", "pdd-1", "--platform", "pdd", "--base-url",
+                 "http://pdd.shopfleet.test/shop/pdd-1", "--username", "pdd-1",
+                 "--db", path]) == 0
+    monkeypatch.setattr("sys.stdin", io.StringIO("s3cret-pw\n"))
+    assert main(["shop", "set-password", "pdd-1", "--stdin", "--db", path]) == 0
+    return path
+
+
 def run_proc(*argv: str, env: dict[str, str] | None = None, stdin: str | None = None,
              timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """``shopfleet ARGV`` as a separate process (this tree first on the path)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -11,17 +10,12 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
+from tests.security.clirun import shop_db
 
 
 @pytest.fixture
 def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    path = str(tmp_path / "cli.db")
-    assert main(["shop", "add", "pdd-1", "--platform", "pdd", "--base-url",
-                 "http://pdd.shopfleet.test/shop/pdd-1", "--username", "pdd-1",
-                 "--db", path]) == 0
-    monkeypatch.setattr("sys.stdin", io.StringIO("s3cret-pw\n"))
-    assert main(["shop", "set-password", "pdd-1", "--stdin", "--db", path]) == 0
-    return path
+    return shop_db(tmp_path, monkeypatch)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

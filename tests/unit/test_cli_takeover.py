@@ -5,33 +5,20 @@ is tests/integration/test_takeover_chromium.py."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
 from core import Settings, open_store
-from core.cli import main
 from tests.helpers import spec
+from tests.security.clirun import run, shop_db
 
 
 @pytest.fixture
 def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("SHOPFLEET_HOME", str(tmp_path / "home"))
-    path = str(tmp_path / "cli.db")
-    assert main(["shop", "add", "pdd-1", "--platform", "pdd", "--base-url",
-                 "http://pdd.shopfleet.test/shop/pdd-1", "--username", "pdd-1",
-                 "--db", path]) == 0
-    monkeypatch.setattr("sys.stdin", io.StringIO("s3cret-pw\n"))
-    assert main(["shop", "set-password", "pdd-1", "--stdin", "--db", path]) == 0
-    return path
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+    return shop_db(tmp_path, monkeypatch)
 
 
 def no_browser(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,27 +10,14 @@ import pytest
 from core.engine import BreakerState, Engine
 from core.errors import Refused, ShopFleetError
 from core.events import BreakerChanged, EngineProblem, Event, TaskStateChanged
-from core.store import SqliteStore, TaskState
+from core.store import TaskState
 from core.testing import FakeClock, FakeExecutor
 from tests.conftest import StoreFactory
-from tests.helpers import advance_and_settle, spec, wait_until
+from tests.helpers import advance_and_settle, make_engine, spec, wait_until
 
 
 def task(shop: str = "pdd-1", **params: Any) -> Any:
     return spec("collect_data", shop, params=params)
-
-
-def make_engine(store: SqliteStore, clock: FakeClock, *, slots: int = 4,
-                executor: FakeExecutor | None = None) -> tuple[Engine, FakeExecutor, list[Event]]:
-    ex = executor or FakeExecutor()
-    # Gates wide open: on a fake clock a waiting gate would wait for a test to advance time.
-    settings = store.settings.with_changes(gates={
-        "global": {"rate_per_s": 1e6, "burst": 1e6},
-        "default_domain": {"rate_per_s": 1e6, "burst": 1e6}})
-    engine = Engine(store, settings, executor=ex, slots=slots, clock=clock)
-    seen: list[Event] = []
-    engine.bus.subscribe(seen.append)
-    return engine, ex, seen
 
 
 def test_runs_everything_in_priority_order_one_task_per_shop(

@@ -9,12 +9,12 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from core.engine import BreakerState, Engine
-from core.events import Event, TaskStateChanged
+from core.engine import BreakerState
+from core.events import TaskStateChanged
 from core.store import ClaimedTask, SqliteStore, TaskState
-from core.testing import FakeClock, FakeExecutor
+from core.testing import FakeClock
 from tests.conftest import StoreFactory
-from tests.helpers import run_with, spec, wait_until
+from tests.helpers import make_engine, run_with, spec, wait_until
 
 
 class OpCounter:
@@ -42,18 +42,6 @@ class OpCounter:
                 return got
             return run
         return counted
-
-
-def make_engine(store: SqliteStore, clock: FakeClock, *, slots: int
-                ) -> tuple[Engine, FakeExecutor, list[Event]]:
-    ex = FakeExecutor()
-    settings = store.settings.with_changes(gates={
-        "global": {"rate_per_s": 1e6, "burst": 1e6},
-        "default_domain": {"rate_per_s": 1e6, "burst": 1e6}})
-    engine = Engine(store, settings, executor=ex, slots=slots, clock=clock)
-    seen: list[Event] = []
-    engine.bus.subscribe(seen.append)
-    return engine, ex, seen
 
 
 def test_a_finished_task_is_acked_with_its_slots_next_claim_in_one_op(

@@ -8,7 +8,8 @@ import asyncio
 from core import all_paused, pause_all
 from core.testing import FakeClock
 from tests.conftest import StoreFactory
-from tests.unit.test_engine import make_engine, task
+from tests.helpers import make_engine
+from tests.unit.test_engine import task
 
 
 def test_pause_all_stops_claiming_until_resumed(make_store: StoreFactory,

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from core.engine import Engine
 from core.engine.preemption import Candidate, Holder, choose_victim
-from core.events import Event, PreemptionRefused, TaskPreempted
+from core.events import PreemptionRefused, TaskPreempted
 from core.store import SqliteStore, TaskState
-from core.testing import FakeClock, FakeExecutor
+from core.testing import FakeClock
 from tests.conftest import StoreFactory
+from tests.helpers import make_engine as make
 from tests.helpers import spec
 
 LONG = {"steps": 400, "step_s": 0.01}
@@ -28,18 +28,6 @@ def long(shop: str, **kw: Any) -> Any:
 def urgent(shop: str, score: float = 20.0) -> Any:
     return spec("reply_customer", shop, flow="collect_data", priority=score,
                 params={"steps": 2, "step_s": 0.01})
-
-
-def make(store: SqliteStore, clock: FakeClock, *, slots: int = 4
-         ) -> tuple[Engine, FakeExecutor, list[Event]]:
-    ex = FakeExecutor()
-    settings = store.settings.with_changes(gates={
-        "global": {"rate_per_s": 1e6, "burst": 1e6},
-        "default_domain": {"rate_per_s": 1e6, "burst": 1e6}})
-    engine = Engine(store, settings, executor=ex, slots=slots, clock=clock)
-    seen: list[Event] = []
-    engine.bus.subscribe(seen.append)
-    return engine, ex, seen
 
 
 async def until_checkpointed(store: SqliteStore, task_id: int) -> None:
