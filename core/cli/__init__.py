@@ -13,10 +13,10 @@ The package: :mod:`.parser` (the one list of command groups), :mod:`.context` (t
 this package import ``core.cli``; what a command runs lives in core outside it.
 
 Start-up (#20): operators script the command line and every call pays its imports, so a
-command imports only what it uses. Registering the commands (:data:`.parser.GROUPS`) imports
-each group's module, and those modules import nothing heavy at their top: a handler imports
-what it needs when it runs. ``tests/unit/test_cli_startup.py`` pins what ``--help`` and
-``status`` may import.
+command imports only what it uses. The parser registers only the group that defines the
+command given (:data:`.parser.GROUPS`; every group for ``--help``), and the group modules
+import nothing heavy at their top: a handler imports what it needs when it runs.
+``tests/unit/test_cli_startup.py`` pins what ``--help`` and ``status`` may import.
 """
 
 from __future__ import annotations
@@ -77,8 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .context import Cli
     from .parser import build_parser
 
-    parser = build_parser()
     argv = negations_as_values(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser(argv)
     try:
         args = merge_common(parser.parse_args(argv))
     except UsageError as exc:

@@ -3,69 +3,88 @@
 Each group is a module of this package with ``register(subparsers, common)``: it adds its
 commands, each with ``handler=`` (``handler(args, cli) -> exit code``) and, for a command that
 only reads, ``readonly=True`` (or a function of its arguments).
+
+Start-up (#20): a command line that names a known command registers only the group (or
+groups) that define it, so ``shopfleet status`` imports :mod:`.queue` and not the other
+seventeen modules; ``--help``, no command or an unknown one registers every group (the full
+list, argparse's "invalid choice" naming every command). :data:`GROUPS` says which top-level
+commands each module adds; ``tests/unit/test_cli.py`` registers each module alone and checks
+the list, so it cannot drift from the modules.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import importlib
+from collections.abc import Sequence
 from typing import Any
 
-from . import (
-    console,
-    demo,
-    doctor,
-    migrate,
-    notify,
-    queue,
-    record,
-    results,
-    run_flow,
-    schedules,
-    schema,
-    search,
-    selftest,
-    shop_import,
-    shops,
-    takeover,
-    tickets,
-    worker,
-)
 from .args import Parser, common_options
 
-Registration = Callable[[Any, argparse.ArgumentParser], None]
-
-GROUPS: tuple[Registration, ...] = (
-    queue.register,      # submit, status, tasks, task, bump, cancel, preempt
-    shops.register,      # shops, shop add|set|set-password|pause|resume|tag|untag
-    shop_import.register,  # shop import (#15): after shops, whose group it joins
-    tickets.register,    # tickets, ticket, answer, quarantine, release, kb, rules
-    worker.register,     # worker, workers
-    demo.register,       # demo, demo-site
-    console.register,    # console
-    run_flow.register,   # run-flow
-    record.register,     # record (#21)
-    takeover.register,   # takeover (#15)
-    schema.register,     # schema
-    doctor.register,     # doctor
-    selftest.register,   # self-test
-    migrate.register,    # migrate
-    schedules.register,  # schedule add|list|show|pause|resume|delete|run-now (#18)
-    results.register,    # results (#19)
-    notify.register,     # notify add|list|test|remove (#19)
-    search.register,     # search (#19)
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("queue", ("submit", "status", "tasks", "task", "bump", "cancel", "preempt")),
+    ("shops", ("shops", "shop")),          # shops, shop add|set|set-password|pause|resume|tag|untag
+    ("shop_import", ("shop",)),            # shop import (#15): joins the shop group, after it
+    ("tickets", ("tickets", "ticket", "answer", "quarantine", "release", "kb", "rules")),
+    ("worker", ("worker", "workers")),
+    ("demo", ("demo", "demo-site")),
+    ("console", ("console",)),
+    ("run_flow", ("run-flow",)),
+    ("record", ("record",)),               # (#21)
+    ("takeover", ("takeover",)),           # (#15)
+    ("schema", ("schema",)),
+    ("doctor", ("doctor",)),
+    ("selftest", ("self-test",)),
+    ("migrate", ("migrate",)),
+    ("schedules", ("schedule",)),          # schedule add|list|show|pause|resume|delete|run-now
+    ("results", ("results",)),             # (#19)
+    ("notify", ("notify",)),               # notify add|list|test|remove (#19)
+    ("search", ("search",)),               # (#19)
 )
-"""Every command group, in the order ``shopfleet --help`` lists them."""
+"""Every command group (a module of this package) and the top-level commands it adds (or
+joins), in the order ``shopfleet --help`` lists them."""
+
+VALUE_OPTIONS = frozenset({"--db", "--config", "--store"})
+"""Options before the command that take a value (:func:`.args.common_options`)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_word(argv: Sequence[str]) -> str | None:
+    """The command a command line names: its first word that is not an option or an
+    option's value (``--db X status`` → ``status``); None when there is none or a help
+    option comes first (``shopfleet -h status`` lists every command)."""
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word in ("--", "-h", "--help"):
+            return None
+        elif word.startswith("-"):
+            skip = word in VALUE_OPTIONS
+        else:
+            return word
+    return None
+
+
+def groups_for(argv: Sequence[str] | None) -> list[str]:
+    """The modules to register for ``argv``: those adding its command, else every one."""
+    word = None if argv is None else command_word(argv)
+    picked = [module for module, commands in GROUPS if word in commands]
+    return picked or [module for module, _ in GROUPS]
+
+
+def register_group(module: str, sub: Any, common: argparse.ArgumentParser) -> None:
+    importlib.import_module(f"{__package__}.{module}").register(sub, common)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given the command line, only with the groups its command needs."""
     common = common_options()
     parser = Parser(
         prog="shopfleet", parents=[common_options(top=True)],
         description="ShopFleet: run many shops' browser work in the right order, safely.")
     sub: Any = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for register in GROUPS:
-        register(sub, common)
+    for module in groups_for(argv):
+        register_group(module, sub, common)
     for choice in sub._choices_actions:  # ``shopfleet X --help`` opens with X's one-liner
         command = sub.choices[choice.dest]
         command.description = command.description or choice.help

@@ -87,6 +87,46 @@ def test_reading_commands_import_only_the_store(db: str, command: str) -> None:
     assert "core.store.sqlite.store" in modules  # it did read the store
 
 
+@pytest.mark.parametrize("argv, group", [
+    (("status",), "queue"), (("--db", "x.db", "tasks"), "queue"), (("shops",), "shops"),
+    (("--config=c.toml", "tickets"), "tickets")])
+def test_a_command_registers_only_its_own_group(argv: tuple[str, ...], group: str) -> None:
+    """``shopfleet status`` imports the queue commands' module, not the other groups'."""
+    from core.cli.parser import GROUPS
+
+    _, modules = imported(*argv, "--help")
+    loaded = {m for m, _ in GROUPS if f"core.cli.{m}" in modules}
+    assert loaded == {group}
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("-h", "status"), ("no-such-command",),
+                                  ("--db", "status")])
+def test_help_an_unknown_command_or_none_registers_every_group(argv: tuple[str, ...]) -> None:
+    from core.cli.parser import GROUPS, groups_for
+
+    assert groups_for(argv) == [m for m, _ in GROUPS]
+
+
+def test_the_group_list_says_what_each_module_adds() -> None:
+    """GROUPS is written by hand; each module registered alone adds exactly its commands."""
+    import argparse
+
+    from core.cli.args import Parser, common_options
+    from core.cli.parser import GROUPS, register_group
+
+    for module, commands in GROUPS:
+        parser = Parser(prog="t")
+        sub = parser.add_subparsers(dest="command")
+        if module == "shop_import":  # joins the shop group: needs it registered first
+            register_group("shops", sub, common_options())
+            before = set(sub.choices) - {"shop"}
+        else:
+            before = set()
+        register_group(module, sub, common_options())
+        assert set(sub.choices) - before == set(commands), module
+        assert isinstance(sub, argparse._SubParsersAction)
+
+
 def test_worker_still_finds_its_engine(db: str) -> None:
     """The lazy imports are where they run: a worker imports the engine when it starts."""
     code, modules = imported("--db", db, "worker", "--executor", "noop", "--until-idle",
