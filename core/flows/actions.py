@@ -9,7 +9,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from ..errors import PageChanged, StepTimeout, TaskError
+from ..errors import NetworkDown, PageChanged, SiteFailed, StepTimeout, TaskError, is_network_error
 from .evidence import mask_locators, redact_value, write_evidence
 from .failures import FailureClassifier
 from .models import (
@@ -131,6 +131,31 @@ class PageActions(FailureClassifier):
         except PlaywrightTimeoutError:
             raise Fail(StepTimeout(f"{step_label(i, step)}: the page did not finish loading "
                                     "after the action", step=i)) from None
+
+    async def raise_for_failed_navigation(self, i: int, step: Step, requests_before: int,
+                                          responses_before: int) -> None:
+        """A navigation the action started failed (its form post did not resolve, was refused,
+        or the connection dropped): Chromium commits its error page, and no exception says so
+        (Playwright's click returns once the navigation failed, before the error page
+        commits). A write is not confirmed by that: when the request never left
+        (:meth:`unsent`) the write did not happen and runs again on the next attempt;
+        otherwise it stays in flight, its outcome unknown (verify or a person settles it).
+        ``net::ERR_ABORTED`` is a navigation another one replaced (or a 204 / download): the
+        page the browser went on to is judged by the usual checks."""
+        failure, self.nav_failure = self.nav_failure, None
+        if failure is None or "net::ERR_ABORTED" in failure:
+            return
+        where = step_label(i, step)
+        if step.write and self.in_flight == i and \
+                self.unsent(failure, requests_before, responses_before):
+            self.in_flight = None
+            await self.save(self.checkpoint(i))
+        detail = self.redact(failure.splitlines()[0][:200])
+        if is_network_error(failure):
+            raise Fail(NetworkDown(f"{where}: the network path failed after the action "
+                                   f"({detail})", step=i))
+        raise Fail(SiteFailed(f"{where}: the page the action opened did not load ({detail})",
+                              step=i))
 
     async def extract(self, step: ExtractStep) -> Any:
         loc = self.page.locator(self.r(step.locator))

@@ -86,20 +86,35 @@ class FailureClassifier(OriginGuards):
     response, with no request but its own, never reached the site (:meth:`unsent`)."""
     responses_seen = 0
 
+    nav_failure: str | None = None
+    """The browser's error text of the main frame's last failed navigation request
+    (``net::ERR_NAME_NOT_RESOLVED``): a click whose form post failed leaves no exception,
+    only Chromium's error page (:meth:`raise_for_failed_navigation`)."""
+
     def listeners(self) -> list[tuple[str, Callable[..., None]]]:
         return [*super().listeners(), ("response", self._on_response),
-                ("request", self._on_request)]
+                ("request", self._on_request), ("requestfailed", self._on_request_failed)]
 
     def _on_request(self, _request: Any) -> None:
         self.requests_seen += 1
 
-    def unsent(self, exc: BaseException, requests_before: int, responses_before: int) -> bool:
-        """Did a navigation that failed with ``exc`` never send its request? Only when the
-        browser says so (:func:`~core.errors.is_unsent_network_error`: the name did not
-        resolve, the connection was refused, no network) *and* nothing answered meanwhile and
-        no other request started (a redirect whose next host does not resolve: the first
-        request did reach the site)."""
-        return (isinstance(exc, PlaywrightError) and is_unsent_network_error(str(exc))
+    def _on_request_failed(self, request: Any) -> None:
+        try:
+            if request.is_navigation_request() and request.frame == self.page.main_frame:
+                self.nav_failure = str(request.failure or "net::ERR_FAILED")
+        except Exception:  # a request of a frame that is already gone: not the page's
+            return
+
+    def unsent(self, exc: BaseException | str, requests_before: int,
+               responses_before: int) -> bool:
+        """Did a navigation that failed with ``exc`` (or this browser error text) never send
+        its request? Only when the browser says so (:func:`~core.errors.is_unsent_network_error`:
+        the name did not resolve, the connection was refused, no network) *and* nothing
+        answered meanwhile and no other request started (a redirect whose next host does not
+        resolve: the first request did reach the site)."""
+        if not isinstance(exc, PlaywrightError | str):
+            return False
+        return (is_unsent_network_error(str(exc))
                 and self.responses_seen == responses_before
                 and self.requests_seen <= requests_before + 1)
 

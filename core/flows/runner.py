@@ -420,9 +420,12 @@ class _Run(PageActions):
         if step.if_visible is not None and not await self.page.locator(
                 self.r(step.if_visible)).first.is_visible():
             return True
+        requests, responses = self.requests_seen, self.responses_seen
+        self.nav_failure = None
         await self.perform(i, step, replay=replay)
         if isinstance(step, ClickStep | PressKeyStep) and gated(step):
             await self.settle_page(i, step)
+            await self.raise_for_failed_navigation(i, step, requests, responses)
         # One round trip: the window record, and the human markers when they are checked.
         await self.check_windows(i, self.human_markers if gated(step) else ())
         self.check_origins(i)

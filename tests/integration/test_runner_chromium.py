@@ -102,6 +102,13 @@ class Site(http.server.BaseHTTPRequestHandler):
                 self.close_connection = True
                 return
             self._send(200, page("<p class='success-msg'>Reply sent</p>"))
+        elif path == "/messages/8812/drop-form":
+            # The reply form, posting where the site takes the reply and then drops the
+            # connection without an answer.
+            self._send(200, page(
+                "<form method='post' action='/messages/8812/reply-and-drop'>"
+                "<textarea id='reply' name='reply'></textarea>"
+                "<button id='submit-btn'>Send</button></form>"))
         elif path == "/messages/8812/sent":
             self._send(200, page("<p class='success-msg'>Reply sent</p>"))
         elif path == "/unavailable":
@@ -131,6 +138,9 @@ class Site(http.server.BaseHTTPRequestHandler):
         elif path == "/messages/8812/reply":
             STATE.replies.append(form.get("reply", [""])[0])
             self._send(303, b"", {"Location": "/messages/8812/sent"})
+        elif path == "/messages/8812/reply-and-drop":
+            STATE.replies.append(form.get("reply", [""])[0])
+            self.close_connection = True  # taken, and no answer: ERR_EMPTY_RESPONSE
         else:
             self._send(404, page("<h1>Not found</h1>"))
 
@@ -217,11 +227,15 @@ PARAMS = {"message_id": "8812", "reply": "Shipped today, tracking SF123"}
 async def run_in_context(c: Chromium, flow: Flow, base_url: str, tmp_path: Path, *,
                          checkpoint: Checkpoint | None = None, params: dict[str, Any] | None = None,
                          saved: list[Checkpoint] | None = None,
-                         password: str = SECRET) -> RunResult:
+                         password: str = SECRET, unresolved: str | None = None) -> RunResult:
+    """``unresolved``: requests to URLs matching this glob fail as a name that does not
+    resolve (``net::ERR_NAME_NOT_RESOLVED``, the request never leaves the browser)."""
     assert c.browser is not None
     context = await c.browser.new_context()
     try:
         pg: Page = await context.new_page()
+        if unresolved is not None:
+            await pg.route(unresolved, lambda route: route.abort("namenotresolved"))
         store = saved if saved is not None else []
 
         async def save(cp: Checkpoint) -> None:
@@ -334,6 +348,55 @@ def test_a_write_whose_connection_dropped_after_the_request_stays_in_flight(
                checkpoint=saved[-1])
     assert isinstance(err, NeedsHuman) and err.error_class == "write_unknown", err
     assert len(STATE.replies) == received                       # not sent again
+
+
+def reply_by_click(form: str) -> Flow:
+    return parse_flow({"name": "t", "start_url": "{shop.base_url}/messages/8812" + form,
+                       "steps": [
+        {"action": "type_text", "locator": "#reply", "text": "{params.reply}"},
+        {"action": "click", "locator": "#submit-btn", "write": True, "name": "send"},
+        {"action": "wait_element", "locator": ".success-msg"}]})
+
+
+def test_a_click_write_whose_post_dropped_stays_in_flight(chromium: Chromium, base_url: str,
+                                                         tmp_path: Path) -> None:
+    """A click posts the reply, the site takes it and drops the connection: no exception,
+    only Chromium's error page. The write is not confirmed by that page — it stays in
+    flight (outcome unknown), and the next attempt hands it to a person, never sends it
+    twice. (Before: the error page passed every check and the write was marked done.)"""
+    saved: list[Checkpoint] = []
+    err = fail(chromium, reply_by_click("/drop-form"), base_url, tmp_path, saved=saved)
+    assert type(err) is NetworkDown and "ERR_EMPTY_RESPONSE" in str(err), err
+    assert err.step == 1
+    assert (saved[-1].next_step, saved[-1].write_in_flight, saved[-1].writes_done) == \
+        (1, 1, [])
+    # The site received it (Chromium's network stack may resend a request once after an
+    # empty answer on a reused connection; nothing of ours sent it).
+    received = len(STATE.replies)
+    assert received >= 1 and set(STATE.replies) == {PARAMS["reply"]}
+    err = fail(chromium, reply_by_click("/drop-form"), base_url, tmp_path,
+               checkpoint=saved[-1])
+    assert isinstance(err, NeedsHuman) and err.error_class == "write_unknown", err
+    assert len(STATE.replies) == received                         # not sent again
+
+
+def test_a_click_write_whose_post_never_left_runs_on_the_next_attempt(
+        chromium: Chromium, base_url: str, tmp_path: Path) -> None:
+    """The click's form post fails before it leaves the browser (the name does not
+    resolve): the write did not happen — not marked done (the reply would be lost) and not
+    left in flight (a needless ticket); the next attempt sends it, once."""
+    saved: list[Checkpoint] = []
+    err = fail(chromium, reply_by_click(""), base_url, tmp_path, saved=saved,
+               unresolved="**/messages/8812/reply")
+    assert type(err) is NetworkDown and "ERR_NAME_NOT_RESOLVED" in str(err), err
+    assert any(cp.write_in_flight == 1 for cp in saved)            # durable before it went
+    assert (saved[-1].next_step, saved[-1].write_in_flight, saved[-1].writes_done) == \
+        (1, None, [])
+    assert STATE.replies == []
+    result = chromium.run(run_in_context(chromium, reply_by_click(""), base_url, tmp_path,
+                                         checkpoint=saved[-1], saved=saved))
+    assert result.status == "done" and result.checkpoint.writes_done == [1]
+    assert STATE.replies == [PARAMS["reply"]]
 
 
 def test_503_is_site_failed_with_evidence_and_no_secrets(chromium: Chromium, base_url: str,
