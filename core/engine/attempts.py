@@ -157,17 +157,20 @@ class TaskAttempts(BackgroundJobs):
             task.id, task.lease_owner, results=outcome.results, exclude_domains=blocked,
             exclude_shops=blocked_shops)
 
+    async def _give_back(self, task: ClaimedTask) -> None:
+        """Stopping began while a claim was in flight (shutdown waits only for the attempts it
+        saw): give the task back as it was, its attempt not spent."""
+        try:
+            await self.astore.release(task.id, task.lease_owner, reason="engine stopping",
+                                      suspend=task.resumed)
+        except (LeaseLost, StoreUnavailable) as exc:
+            log.warning("task %s: claimed while stopping, not given back (%r); its lease "
+                        "runs out and it is recovered", task.id, exc)
+
     async def _take_slot(self, finished: ClaimedTask, nxt: ClaimedTask) -> None:
         """Run ``nxt`` (claimed with the ack of ``finished``) in ``finished``'s slot."""
         if self._stopping:
-            # Stopping began while the claim was in flight (shutdown waits only for the
-            # attempts it saw): give the task back as it was, its attempt not spent.
-            try:
-                await self.astore.release(nxt.id, nxt.lease_owner, reason="engine stopping",
-                                          suspend=nxt.resumed)
-            except (LeaseLost, StoreUnavailable) as exc:
-                log.warning("task %s: claimed while stopping, not given back (%r); its lease "
-                            "runs out and it is recovered", nxt.id, exc)
+            await self._give_back(nxt)
             return
         self._running.pop(finished.id, None)  # its slot, now nxt's: never one over slots
         self.claimed_with_ack += 1

@@ -68,6 +68,9 @@ class Dispatcher(TaskAttempts):
         claimed = await self.astore.claim_many(
             self.owner, min(free, _CLAIM_ROUND), exclude_domains=blocked,
             probe_domains=probing, exclude_shops=blocked_shops, probe_shops=probing_shops)
+        if self._stopping:  # stop() began during the claim: its shutdown did not see these
+            await asyncio.gather(*(self._give_back(task) for task in claimed))
+            return 0
         for task in claimed:
             self._start_attempt(task)
         return len(claimed)

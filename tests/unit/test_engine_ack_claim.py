@@ -137,6 +137,40 @@ def test_a_task_claimed_with_the_ack_while_the_engine_stops_is_given_back(
     assert store.counts()["running"] == 0
 
 
+def test_tasks_a_round_claimed_while_the_engine_stops_are_given_back(
+        make_store: StoreFactory, clock: FakeClock) -> None:
+    """The dispatcher's claim is in flight when stop() begins: shutdown asks only the
+    attempts it sees to yield, so the round's tasks must not start after it — they go back
+    to the queue as they were, their attempts not spent."""
+    store = make_store()
+    ids = store.submit_many([spec(shop="pdd-1"), spec(shop="pdd-2")])
+    engine, ex, _ = make_engine(store, clock, slots=2)
+    real = engine.astore.claim_many
+    stopping: list[asyncio.Task[None]] = []
+
+    async def stop_meanwhile(*a: Any, **kw: Any) -> list[ClaimedTask]:
+        got = await real(*a, **kw)
+        stopping.append(asyncio.create_task(engine.stop()))
+        await asyncio.sleep(0)  # stop() has begun: the engine is stopping
+        return got
+
+    engine.astore.claim_many = stop_meanwhile  # type: ignore[method-assign]
+
+    async def go() -> None:
+        await engine.start()
+        await engine.run_until_idle()
+        await asyncio.gather(*stopping)
+
+    asyncio.run(go())
+    assert ex.started == []
+    for tid in ids:
+        back = store.task(tid)
+        assert back.state is TaskState.QUEUED and back.attempts == 0, back
+        assert [(e.from_state, e.to_state) for e in store.events(tid)] == [
+            (None, "queued"), ("queued", "running"), ("running", "queued")]
+    assert store.counts()["running"] == 0
+
+
 def test_while_a_breaker_probes_the_ack_goes_alone(make_store: StoreFactory,
                                                    clock: FakeClock) -> None:
     """A half-open breaker's single probe is claimed by the dispatcher only."""
