@@ -166,10 +166,11 @@ WORKERS = [
 
 SHOPS = [
     Column("name", QT_TR_NOOP("Shop"), lambda r: r.name),
-    # #15: a shop a person has taken over, where it is seen first (wide: who and until when)
+    # #15: a shop a person has taken over, where it is seen first (who, from where, until
+    # when; elided on a small screen, whole in the tooltip)
     Column("takeover", QT_TR_NOOP("Takeover"), lambda r: shops.hold_text(r),
            tip=lambda r: shops.hold_tip(r), icon=lambda r: shops.hold_icon(r), live=True,
-           width=360),
+           width=240),
     Column("platform", QT_TR_NOOP("Platform"), lambda r: names.platform(r.platform)),
     Column("domain", QT_TR_NOOP("Site"), lambda r: r.domain),
     Column("tags", QT_TR_NOOP("Tags"), lambda r: " ".join(r.tags)),  # #18

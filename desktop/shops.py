@@ -20,6 +20,7 @@ writes run on a worker thread.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
@@ -184,19 +185,37 @@ def live_hold(row: Any) -> Any:
     return hold if hold is not None and hold.live_at(time.time()) else None
 
 
+_HOLD_FROM = re.compile(r"^(?P<who>.*) \((?P<from>ticket #(?P<ticket>\d+)|Shops view|"
+                        r"command line)\)$", re.S)
+"""The words core.takeover.hold_words stores (``alice@host-a (ticket #12)``): kept in the
+store in one language for every console of a fleet, shown in the operator's."""
+
+
+def hold_who(hold: Any) -> str:
+    """Who holds the shop and from where, in the console's language."""
+    words = str(hold.what or hold.owner)
+    m = _HOLD_FROM.match(words)
+    if m is None:
+        return words
+    where = (tr("ticket #%1", m["ticket"]) if m["ticket"] else
+             tr("Shops view") if m["from"] == "Shops view" else tr("command line"))
+    return f"{m['who']} ({where})"
+
+
 def hold_text(row: Any) -> str:
-    """"taken over by <who> until <time>" while a person's takeover holds the shop."""
+    """"<who> (<from where>), until <time>" while a person's takeover holds the shop (the
+    column's title says what it is: the cell stays short on a small screen)."""
     hold = live_hold(row)
     if hold is None:
         return ""
-    return tr("taken over by %1 until %2", hold.what or hold.owner, fmt_time(hold.until))
+    return tr("%1, until %2", hold_who(hold), fmt_time(hold.until))
 
 
 def hold_tip(row: Any) -> str:
     hold = live_hold(row)
     if hold is None:
         return ""
-    return hold_text(row) + "\n" + tr(
+    return tr("taken over by %1 until %2", hold_who(hold), fmt_time(hold.until)) + "\n" + tr(
         "A person works in this shop's browser: none of its tasks starts until the browser is "
         "closed (or the hold runs out at %1 if its console stops).", fmt_time(hold.until))
 

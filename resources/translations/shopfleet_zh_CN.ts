@@ -899,6 +899,18 @@
         <translation>该店铺的任务等待代理恢复；其他店铺照常运行。</translation>
     </message>
     <message>
+        <source>Shops view</source>
+        <translation>店铺视图</translation>
+    </message>
+    <message>
+        <source>command line</source>
+        <translation>命令行</translation>
+    </message>
+    <message>
+        <source>%1, until %2</source>
+        <translation>%1，至 %2</translation>
+    </message>
+    <message>
         <source>taken over by %1 until %2</source>
         <translation>由 %1 接管，至 %2</translation>
     </message>

@@ -933,6 +933,9 @@ ZH_CN.update({
     # #15 takeover in the Shops view, and a console that quits with a browser open
     "Takeover": "接管",
     "taken over by %1 until %2": "由 %1 接管，至 %2",
+    "%1, until %2": "%1，至 %2",
+    "Shops view": "店铺视图",
+    "command line": "命令行",
     "A person works in this shop's browser: none of its tasks starts until the browser is "
     "closed (or the hold runs out at %1 if its console stops).":
         "有人正在此店铺的浏览器中操作：浏览器关闭前不会启动它的任何任务（若其控制台停止，占用将于 %1 自动结束）。",

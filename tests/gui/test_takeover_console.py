@@ -93,10 +93,11 @@ def test_a_held_shop_shows_who_holds_it_until_when_read_off_the_gui_thread(
     hold = store.hold_shop("temu-1", "takeover:x", lease_s=600,
                            what="alice@host-b (ticket #9)")
     run.until(lambda: takeover_text(console, "temu-1").startswith(
-        "taken over by alice@host-b (ticket #9) until "), timeout_ms=15_000)
+        "alice@host-b (ticket #9), until "), timeout_ms=15_000)
     from desktop.models import fmt_time
     assert takeover_text(console, "temu-1").endswith(fmt_time(hold.until))
-    assert "browser" in str(cell(console, "temu-1", "takeover").data(0x03) or "")  # tooltip
+    tip = str(cell(console, "temu-1", "takeover").data(0x03) or "")
+    assert tip.startswith("taken over by alice@host-b (ticket #9) until ") and "browser" in tip
     assert all(takeover_text(console, n) == "" for n, _p in SHOPS if n != "temu-1")
     store.release_shop_hold("temu-1", "takeover:x")
     run.until(lambda: takeover_text(console, "temu-1") == "", timeout_ms=15_000)
@@ -112,7 +113,7 @@ def test_quitting_with_a_taken_over_browser_asks_then_closes_it_saves_and_releas
     run.until(person.in_browser.is_set)
     held = store.shop_hold("temu-1")
     assert held is not None and "Shops view" in held.what
-    run.until(lambda: takeover_text(window, "temu-1").startswith("taken over by"),
+    run.until(lambda: "(Shops view), until" in takeover_text(window, "temu-1"),
               timeout_ms=15_000)                         # item 1, from this console's own
     box = window.ask_close()                             # the window's close button
     assert "temu-1" in box.text() and "saves its session" in box.text()
@@ -139,3 +140,26 @@ def test_the_close_question_names_no_browser_when_none_is_open(
     assert "taken over" not in box.text()
     box.reject()
 
+
+
+@pytest.mark.parametrize("what, en, zh", [
+    ("alice@host-b (ticket #9)", "alice@host-b (ticket #9)", "alice@host-b (工单 #9)"),
+    ("bob@pc (Shops view)", "bob@pc (Shops view)", "bob@pc (店铺视图)"),
+    ("bob@pc (command line)", "bob@pc (command line)", "bob@pc (命令行)"),
+    ("a hold of another tool", "a hold of another tool", "a hold of another tool")])
+def test_who_holds_a_shop_is_said_in_the_consoles_language(qapp: Any, what: str, en: str,
+                                                          zh: str) -> None:
+    """The store keeps a hold's words in one language for the whole fleet; each console
+    shows where it came from in its own."""
+    from types import SimpleNamespace
+
+    from desktop.i18n import install_language
+    from desktop.shops import hold_who
+
+    hold = SimpleNamespace(what=what, owner="takeover:x")
+    assert hold_who(hold) == en
+    try:
+        assert install_language("zh_CN") == "zh_CN"
+        assert hold_who(hold) == zh
+    finally:
+        install_language("en")
