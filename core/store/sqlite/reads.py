@@ -197,7 +197,8 @@ class SqliteReads(SqliteConnections):
                 sql.RUNNING_PER_SHOP)}
             top = conn.execute(sql.TOP_KEY).fetchone()
             bottom = conn.execute(sql.BOTTOM_KEY).fetchone()
-            next_sched = conn.execute(sql.NEXT_SCHEDULED).fetchone()[0]
+            first = conn.execute(sql.NEXT_SCHEDULED).fetchone()
+            next_sched = first[0] if first else None
         finally:
             conn.execute("COMMIT")
         return QueueStatus(

@@ -285,7 +285,12 @@ SHOP_PROXY_PASSWORD = "SELECT proxy_password_enc FROM shops WHERE name = ?"
 
 STATE_COUNTS = "SELECT state, n FROM state_counts"
 
-NEXT_SCHEDULED = "SELECT min(not_before) FROM tasks WHERE state = 'scheduled'"
+NEXT_SCHEDULED = (
+    "SELECT not_before FROM tasks INDEXED BY tasks_scheduled "
+    "WHERE state = 'scheduled' ORDER BY not_before, id LIMIT 1")
+"""The first scheduled task's time: one probe of ``tasks_scheduled``. (#20: left to the
+planner, ``min(not_before)`` walked ``tasks_state`` over every scheduled row — 200 ms at
+20,000 scheduled, in ``status()``, which the console's metrics call every second.)"""
 
 STATE_COUNT = "SELECT n FROM state_counts WHERE state = ?"
 
