@@ -71,13 +71,7 @@ class PageActions(FailureClassifier):
                 try:
                     await self.goto(target, gate=False)
                 except PlaywrightError as exc:
-                    if step.write and self.in_flight == i and not replay and \
-                            self.unsent(exc, requests, responses):
-                        # The request never left (no name, no connection): the write did
-                        # not happen and may run again — the next attempt runs the step,
-                        # instead of settling a write of unknown outcome (#15).
-                        self.in_flight = None
-                        await self.save(self.checkpoint(i))
+                    await self.take_back_unsent_write(i, step, str(exc), requests, responses)
                     raise
             case ClickStep():
                 await page.locator(self.r(step.locator)).click(timeout=self.ms())
@@ -132,6 +126,18 @@ class PageActions(FailureClassifier):
             raise Fail(StepTimeout(f"{step_label(i, step)}: the page did not finish loading "
                                     "after the action", step=i)) from None
 
+    async def take_back_unsent_write(self, i: int, step: Step, failure: str,
+                                     requests_before: int, responses_before: int) -> None:
+        """The write step ``i`` in flight failed with the browser error ``failure``: if its
+        request provably never left (:meth:`unsent`: no name, no connection), the write did
+        not happen — its in-flight mark is taken back durably, so the next attempt runs the
+        step instead of settling a write of unknown outcome (#15). (A write in flight is
+        never a replay: replays skip writes.)"""
+        if step.write and self.in_flight == i and \
+                self.unsent(failure, requests_before, responses_before):
+            self.in_flight = None
+            await self.save(self.checkpoint(i))
+
     async def raise_for_failed_navigation(self, i: int, step: Step, requests_before: int,
                                           responses_before: int) -> None:
         """A navigation the action started failed (its form post did not resolve, was refused,
@@ -146,10 +152,7 @@ class PageActions(FailureClassifier):
         if failure is None or "net::ERR_ABORTED" in failure:
             return
         where = step_label(i, step)
-        if step.write and self.in_flight == i and \
-                self.unsent(failure, requests_before, responses_before):
-            self.in_flight = None
-            await self.save(self.checkpoint(i))
+        await self.take_back_unsent_write(i, step, failure, requests_before, responses_before)
         detail = self.redact(failure.splitlines()[0][:200])
         if is_network_error(failure):
             raise Fail(NetworkDown(f"{where}: the network path failed after the action "

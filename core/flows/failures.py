@@ -105,16 +105,13 @@ class FailureClassifier(OriginGuards):
         except Exception:  # a request of a frame that is already gone: not the page's
             return
 
-    def unsent(self, exc: BaseException | str, requests_before: int,
-               responses_before: int) -> bool:
-        """Did a navigation that failed with ``exc`` (or this browser error text) never send
-        its request? Only when the browser says so (:func:`~core.errors.is_unsent_network_error`:
+    def unsent(self, failure: str, requests_before: int, responses_before: int) -> bool:
+        """Did a navigation that failed with the browser error ``failure`` never send its
+        request? Only when the browser says so (:func:`~core.errors.is_unsent_network_error`:
         the name did not resolve, the connection was refused, no network) *and* nothing
         answered meanwhile and no other request started (a redirect whose next host does not
         resolve: the first request did reach the site)."""
-        if not isinstance(exc, PlaywrightError | str):
-            return False
-        return (is_unsent_network_error(str(exc))
+        return (is_unsent_network_error(failure)
                 and self.responses_seen == responses_before
                 and self.requests_seen <= requests_before + 1)
 
