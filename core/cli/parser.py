@@ -8,8 +8,8 @@ Start-up (#20): a command line that names a known command registers only the gro
 groups) that define it, so ``shopfleet status`` imports :mod:`.queue` and not the other
 seventeen modules; ``--help``, no command or an unknown one registers every group (the full
 list, argparse's "invalid choice" naming every command). :data:`GROUPS` says which top-level
-commands each module adds; ``tests/unit/test_cli.py`` registers each module alone and checks
-the list, so it cannot drift from the modules.
+commands each module adds; ``tests/unit/test_cli_startup.py`` registers each module alone
+and checks the list, so it cannot drift from the modules.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import importlib
 from collections.abc import Sequence
 from typing import Any
 
-from .args import Parser, common_options
+from .args import COMMON_OPTIONS, Parser, common_options
 
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("queue", ("submit", "status", "tasks", "task", "bump", "cancel", "preempt")),
@@ -44,7 +44,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 """Every command group (a module of this package) and the top-level commands it adds (or
 joins), in the order ``shopfleet --help`` lists them."""
 
-VALUE_OPTIONS = frozenset({"--db", "--config", "--store"})
+VALUE_OPTIONS = frozenset(f"--{name}" for name in COMMON_OPTIONS)
 """Options before the command that take a value (:func:`.args.common_options`)."""
 
 
