@@ -11,7 +11,7 @@ from typing import Any
 
 from core.engine import BreakerState
 from core.events import TaskStateChanged
-from core.store import ClaimedTask, SqliteStore, TaskState
+from core.store import SqliteStore, TaskState
 from core.testing import FakeClock
 from tests.conftest import StoreFactory
 from tests.helpers import make_engine, run_with, spec, wait_until
@@ -106,21 +106,19 @@ def test_the_claim_with_the_ack_keeps_out_what_the_dispatcher_keeps_out(
     assert max(ex.max_by_shop.values()) == 1
 
 
-def test_a_task_claimed_with_the_ack_while_the_engine_stops_is_given_back(
-        make_store: StoreFactory, clock: FakeClock) -> None:
-    store = make_store()
-    first, second = store.submit(spec(shop="pdd-1")), store.submit(spec(shop="pdd-2"))
-    engine, ex, _ = make_engine(store, clock, slots=1)
-    real = engine.astore.ack_and_claim
+def stop_during(engine: Any, method: str) -> None:
+    """Run ``engine`` until idle with ``engine.astore.<method>`` starting ``stop()`` right
+    after the store answered: the call was in flight when stopping began."""
+    real = getattr(engine.astore, method)
     stopping: list[asyncio.Task[None]] = []
 
-    async def stop_meanwhile(*a: Any, **kw: Any) -> ClaimedTask | None:
+    async def stop_meanwhile(*a: Any, **kw: Any) -> Any:
         got = await real(*a, **kw)
         stopping.append(asyncio.create_task(engine.stop()))
         await asyncio.sleep(0)  # stop() has begun: the engine is stopping
         return got
 
-    engine.astore.ack_and_claim = stop_meanwhile  # type: ignore[method-assign]
+    setattr(engine.astore, method, stop_meanwhile)
 
     async def go() -> None:
         await engine.start()
@@ -128,12 +126,26 @@ def test_a_task_claimed_with_the_ack_while_the_engine_stops_is_given_back(
         await asyncio.gather(*stopping)
 
     asyncio.run(go())
+    assert stopping  # the call did happen while the engine ran
+
+
+def assert_given_back(store: Any, tid: int) -> None:
+    """Queued again as it was: no attempt spent, its log running -> queued."""
+    back = store.task(tid)
+    assert back.state is TaskState.QUEUED and back.attempts == 0, back
+    assert [(e.from_state, e.to_state) for e in store.events(tid)] == [
+        (None, "queued"), ("queued", "running"), ("running", "queued")]
+
+
+def test_a_task_claimed_with_the_ack_while_the_engine_stops_is_given_back(
+        make_store: StoreFactory, clock: FakeClock) -> None:
+    store = make_store()
+    first, second = store.submit(spec(shop="pdd-1")), store.submit(spec(shop="pdd-2"))
+    engine, ex, _ = make_engine(store, clock, slots=1)
+    stop_during(engine, "ack_and_claim")
     assert ex.started == [first]
     assert store.task(first).state is TaskState.DONE
-    back = store.task(second)
-    assert back.state is TaskState.QUEUED and back.attempts == 0
-    assert [(e.from_state, e.to_state) for e in store.events(second)] == [
-        (None, "queued"), ("queued", "running"), ("running", "queued")]
+    assert_given_back(store, second)
     assert store.counts()["running"] == 0
 
 
@@ -145,29 +157,10 @@ def test_tasks_a_round_claimed_while_the_engine_stops_are_given_back(
     store = make_store()
     ids = store.submit_many([spec(shop="pdd-1"), spec(shop="pdd-2")])
     engine, ex, _ = make_engine(store, clock, slots=2)
-    real = engine.astore.claim_many
-    stopping: list[asyncio.Task[None]] = []
-
-    async def stop_meanwhile(*a: Any, **kw: Any) -> list[ClaimedTask]:
-        got = await real(*a, **kw)
-        stopping.append(asyncio.create_task(engine.stop()))
-        await asyncio.sleep(0)  # stop() has begun: the engine is stopping
-        return got
-
-    engine.astore.claim_many = stop_meanwhile  # type: ignore[method-assign]
-
-    async def go() -> None:
-        await engine.start()
-        await engine.run_until_idle()
-        await asyncio.gather(*stopping)
-
-    asyncio.run(go())
+    stop_during(engine, "claim_many")
     assert ex.started == []
     for tid in ids:
-        back = store.task(tid)
-        assert back.state is TaskState.QUEUED and back.attempts == 0, back
-        assert [(e.from_state, e.to_state) for e in store.events(tid)] == [
-            (None, "queued"), ("queued", "running"), ("running", "queued")]
+        assert_given_back(store, tid)
     assert store.counts()["running"] == 0
 
 
