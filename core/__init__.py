@@ -167,7 +167,9 @@ if TYPE_CHECKING:
     from .store.base import Store as Store
     from .store.base import TicketBook as TicketBook
     from .store.records import ScheduleRecord as ScheduleRecord
+    from .takeover import HoldWords as HoldWords
     from .takeover import TakeoverResult as TakeoverResult
+    from .takeover import read_hold_words as read_hold_words
     from .takeover import take_over as take_over
     from .takeover import take_over_shop as take_over_shop
     from .tickets import Answer as Answer
@@ -343,6 +345,8 @@ _WHERE: dict[str, str] = {
     "answer_rule": ".tickets",
     "redescribe_rule": ".tickets",
     "take_over_shop": ".takeover",
+    "HoldWords": ".takeover",
+    "read_hold_words": ".takeover",
     # --- #15 console: live counts, shop import
     "view_counts": ".queries",
     "RowError": ".shop_import",

@@ -23,6 +23,7 @@ import asyncio
 import getpass
 import json
 import logging
+import re
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -83,6 +84,36 @@ def person() -> str:
         return "someone"
 
 
+VIA_SHOPS_VIEW = "Shops view"
+VIA_COMMAND_LINE = "command line"
+TICKET_PREFIX = "ticket #"
+"""Where a takeover was asked from, in its hold's words (``alice@host-a (ticket #12)``):
+stored in one language for the whole fleet; :func:`read_hold_words` reads them back for a
+console to say in its own."""
+
+_HOLD_WORDS = re.compile(
+    r"^(?P<who>.*) \((?:" + re.escape(TICKET_PREFIX) + r"(?P<ticket>\d+)|(?P<via>"
+    + re.escape(VIA_SHOPS_VIEW) + "|" + re.escape(VIA_COMMAND_LINE) + r"))\)$", re.S)
+
+
+@dataclass(frozen=True)
+class HoldWords:
+    """A takeover's hold words, read back: who, and a ticket's id or where it was asked."""
+
+    who: str
+    ticket: int | None
+    via: str | None
+    """:data:`VIA_SHOPS_VIEW` or :data:`VIA_COMMAND_LINE` (None for a ticket's)."""
+
+
+def read_hold_words(words: str) -> HoldWords | None:
+    """What :func:`hold_words` wrote, read back; None for words of another kind."""
+    m = _HOLD_WORDS.match(words)
+    if m is None:
+        return None
+    return HoldWords(m["who"], int(m["ticket"]) if m["ticket"] else None, m["via"])
+
+
 def hold_words(detail: str) -> str:
     """The hold's words, as the Shops view and a refused takeover show them:
     ``"alice@host-a (ticket #12)"`` (who, on which computer, from where)."""
@@ -115,7 +146,7 @@ async def take_over(store: Store, settings: Settings, ticket_id: int, *, home: P
     shop = await asyncio.to_thread(store.shop, ticket.shop)
     url = await asyncio.to_thread(stopped_at, ticket, shop.base_url)
     how = await _held_browser(store, settings, shop, url, home=home,
-                              what=f"ticket #{ticket.id}", on_page=on_page,
+                              what=f"{TICKET_PREFIX}{ticket.id}", on_page=on_page,
                               max_s=max_s, wait_running_s=wait_running_s, launcher=launcher)
     return TakeoverResult(shop.name, ticket, url, how)
 
@@ -131,7 +162,7 @@ def shop_stopped_at(store: Store, shop: Any) -> str:
 async def take_over_shop(store: Store, settings: Settings, shop_name: str, *, home: Path,
                          on_page: Callable[[Any], Awaitable[None]] | None = None,
                          max_s: float | None = None, wait_running_s: float = 60.0,
-                         via: str = "Shops view", launcher: Launcher | None = None
+                         via: str = VIA_SHOPS_VIEW, launcher: Launcher | None = None
                          ) -> TakeoverResult:
     """Open a shop's browser (the Shops view's takeover, ``shopfleet takeover --shop``) at the
     page where its latest stopped task stopped (its newest open ticket), else at its address,

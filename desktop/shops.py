@@ -20,7 +20,6 @@ writes run on a worker thread.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
@@ -61,6 +60,7 @@ from core import (
     normalize_tags,
     parse_profile_fields,
     profile_input_from_form,
+    read_hold_words,
     read_shop_list,
     save_profile,
     set_shop_password,
@@ -68,7 +68,7 @@ from core import (
 )
 
 from . import palette
-from .i18n import tr
+from .i18n import QT_TR_NOOP, tr
 from .models import fmt_time
 from .screen import fit_to_screen, scrolling
 
@@ -185,21 +185,20 @@ def live_hold(row: Any) -> Any:
     return hold if hold is not None and hold.live_at(time.time()) else None
 
 
-_HOLD_FROM = re.compile(r"^(?P<who>.*) \((?P<from>ticket #(?P<ticket>\d+)|Shops view|"
-                        r"command line)\)$", re.S)
-"""The words core.takeover.hold_words stores (``alice@host-a (ticket #12)``): kept in the
-store in one language for every console of a fleet, shown in the operator's."""
+_VIA_WORDS = (QT_TR_NOOP("Shops view"), QT_TR_NOOP("command line"))
+"""core.takeover's words for where a takeover was asked (``read_hold_words(...).via``), so the
+translation tools see them; shown through :func:`tr`."""
 
 
 def hold_who(hold: Any) -> str:
-    """Who holds the shop and from where, in the console's language."""
+    """Who holds the shop and from where, in the console's language (the store keeps the
+    words in one language for every console of a fleet)."""
     words = str(hold.what or hold.owner)
-    m = _HOLD_FROM.match(words)
-    if m is None:
+    read = read_hold_words(words)
+    if read is None:
         return words
-    where = (tr("ticket #%1", m["ticket"]) if m["ticket"] else
-             tr("Shops view") if m["from"] == "Shops view" else tr("command line"))
-    return f"{m['who']} ({where})"
+    where = tr("ticket #%1", read.ticket) if read.ticket is not None else tr(read.via or "")
+    return f"{read.who} ({where})"
 
 
 def hold_text(row: Any) -> str:

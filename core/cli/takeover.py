@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..tickets import Answer, check_write_safety, default_answer
+from .args import finite_float
 from .context import Cli
 
 ANSWERS = (Answer.DONE.value, Answer.RESUME.value, Answer.SKIP.value)
@@ -34,15 +35,14 @@ def _takeover_shop(args: argparse.Namespace, cli: Cli) -> int:
     import asyncio
 
     from ..paths import data_dir
-    from ..takeover import take_over_shop
+    from ..takeover import VIA_COMMAND_LINE, take_over_shop
 
     if args.answer is not None or args.confirm_resend:
         raise InvalidInput("answer", "--answer and --confirm-resend are for a ticket's "
                                      "takeover, not --shop")
-    store = cli.store
-    store.shop(args.shop)  # an unknown shop: one line naming the field, before any browser
-    result = asyncio.run(take_over_shop(store, cli.settings, args.shop, home=data_dir(),
-                                        max_s=args.max_s, via="command line",
+    # An unknown shop: take_over_shop says so (field "shop") before any hold or browser.
+    result = asyncio.run(take_over_shop(cli.store, cli.settings, args.shop, home=data_dir(),
+                                        max_s=args.max_s, via=VIA_COMMAND_LINE,
                                         wait_running_s=args.wait_running_s))
     print(f"browser of {result.shop} closed ({result.closed_by}) at {result.url}; its session "
           "is saved and its tasks run again", flush=True)
@@ -96,9 +96,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                    help="answer given when the browser closes (default: ask)")
     p.add_argument("--confirm-resend", action="store_true",
                    help="for a write of unknown outcome: yes, resume may send it again")
-    p.add_argument("--max-s", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--max-s", type=finite_float, default=None, metavar="SECONDS",
                    help="close the browser after this long (default: when you close it)")
-    p.add_argument("--wait-running-s", type=float, default=60.0, metavar="SECONDS",
+    p.add_argument("--wait-running-s", type=finite_float, default=60.0, metavar="SECONDS",
                    help="how long to wait for a task of the shop that is running to end "
                         "before refusing (default: 60)")
     p.set_defaults(handler=cmd_takeover)

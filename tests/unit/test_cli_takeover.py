@@ -43,7 +43,11 @@ def test_an_unknown_shop_exits_2_naming_the_field(
                                                    "ticket"),
                         (["takeover", "--shop", "pdd-1", "--answer", "done"], "answer"),
                         (["takeover", "--shop", "pdd-1", "--wait-running-s", "-1"],
-                         "--wait-running-s")):
+                         "--wait-running-s"),
+                        # not a number of seconds: a NaN wait never ends, holding the shop
+                        (["takeover", "--shop", "pdd-1", "--wait-running-s", "nan"],
+                         "--wait-running-s"),
+                        (["takeover", "--shop", "pdd-1", "--max-s", "inf"], "--max-s")):
         code, _, err = run(capsys, *argv, "--json", "--db", db)
         assert code == 2 and json.loads(err)["field"] == field, argv
     store = open_store(Settings(), Path(db))
