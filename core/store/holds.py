@@ -32,9 +32,15 @@ def check_hold(owner: str, lease_s: float, what: str) -> None:
         raise InvalidInput("what", "must be at most 200 characters")
 
 
+def live_only(hold: ShopHold | None, now: float) -> ShopHold | None:
+    """``hold`` while it has not run out at ``now`` (:meth:`ShopHold.live_at`), else None:
+    what both stores' readers and the claim's held-shop filter call."""
+    return hold if hold is not None and hold.live_at(now) else None
+
+
 def held_by_other(hold: ShopHold | None, owner: str, now: float) -> Refused | None:
     """The refusal for ``owner`` when another live holder has the shop, else ``None``."""
-    if hold is not None and hold.live_at(now) and hold.owner != owner:
+    if (hold := live_only(hold, now)) is not None and hold.owner != owner:
         return Refused(f"shop {hold.shop} is held by {hold.what or hold.owner} for "
                        f"{hold.until - now:.0f} s more")
     return None

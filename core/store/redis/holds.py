@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import WatchError
 
 from ...errors import Refused
-from ..holds import check_hold, held_by_other
+from ..holds import check_hold, held_by_other, live_only
 from ..records import ShopHold
 
 if TYPE_CHECKING:
@@ -17,21 +17,17 @@ if TYPE_CHECKING:
     from .keys import Keys
 
 _TRIES = 100
-_FIELDS = ("hold_owner", "hold_until", "hold_what")
+HOLD_FIELDS = ("hold_owner", "hold_until", "hold_what")
+"""The shop hash's fields a hold lives in (read with a shop's row: :func:`live_hold`)."""
 
 
 def _fields(values: list[str | None]) -> dict[str, str]:
-    return {k: v for k, v in zip(_FIELDS, values, strict=True) if v is not None}
-
-
-HOLD_FIELDS = _FIELDS
-"""The shop hash's fields a hold lives in (read with a shop's row: :func:`live_hold`)."""
+    return {k: v for k, v in zip(HOLD_FIELDS, values, strict=True) if v is not None}
 
 
 def live_hold(name: str, values: list[Any], now: float) -> ShopHold | None:
     """The hold in ``HMGET shop HOLD_FIELDS`` when it has not run out at ``now``."""
-    hold = _hold(name, _fields([v.decode() if isinstance(v, bytes) else v for v in values]))
-    return hold if hold is not None and hold.live_at(now) else None
+    return live_only(_hold(name, _fields(values)), now)
 
 
 def _hold(name: str, h: dict[str, str]) -> ShopHold | None:
@@ -65,7 +61,7 @@ class RedisHolds:
                 try:
                     pipe.watch(key)
                     now = self.clock.now()
-                    old = _hold(name, _fields(pipe.hmget(key, *_FIELDS)))
+                    old = _hold(name, _fields(pipe.hmget(key, *HOLD_FIELDS)))
                     refusal = held_by_other(old, owner, now)
                     if refusal is not None:
                         raise refusal
@@ -98,5 +94,5 @@ class RedisHolds:
 
     def shop_hold(self, name: str) -> ShopHold | None:
         """The live hold on shop ``name`` (``None`` when none, or when it ran out)."""
-        return live_hold(name, self._r.hmget(self.keys.shop(self._shop_id(name)), *_FIELDS),
+        return live_hold(name, self._r.hmget(self.keys.shop(self._shop_id(name)), *HOLD_FIELDS),
                          self.clock.now())

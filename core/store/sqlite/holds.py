@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..holds import check_hold, held_by_other
+from ..holds import check_hold, held_by_other, live_only
 from ..records import ShopHold, ShopRecord
 from . import sql
 
@@ -27,14 +27,13 @@ def hold_of(name: str, value: str | None) -> ShopHold | None:
 
 def live_hold(name: str, value: str | None, now: float) -> ShopHold | None:
     """The hold in a ``meta`` value when it has not run out at ``now``, else ``None``."""
-    hold = hold_of(name, value)
-    return hold if hold is not None and hold.live_at(now) else None
+    return live_only(hold_of(name, value), now)
 
 
 def held_shop_ids(conn: sqlite3.Connection, now: float) -> set[int]:
     """Ids of the shops whose hold has not run out (in the claim's transaction)."""
     return {int(sid) for sid, value in conn.execute(sql.HELD_SHOPS)
-            if float(json.loads(value)["until"]) > now}
+            if live_only(hold_of("", value), now) is not None}
 
 
 class SqliteHolds:
