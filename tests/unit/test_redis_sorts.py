@@ -167,6 +167,33 @@ def test_a_store_written_before_the_indexes_gets_them_when_opened(
         again.close()
 
 
+def test_a_store_with_indexes_of_another_version_gets_them_anew_when_opened(
+        store: Any, clock: FakeClock, redis_url: str) -> None:
+    """Indexes of another version are dropped whole (a member of the old encoding would sort
+    wrong among new ones) and rebuilt; another prefix's keys are left alone."""
+    from core.store.redis.store import RedisStore
+
+    _fill(store, clock, 40)
+    kept = _index_contents(store)
+    r = store.client
+    stale = f"{store.keys.prefix}:sort:queued:gone_column"
+    r.zadd(stale, {"old-member": 0})
+    for k in kept:
+        r.zadd(k, {"\x00old-encoding": 0})
+    other = "sorttest*x:sort:queued:created"  # a prefix the glob must not take for ours
+    r.zadd(other, {"theirs": 0})
+    r.hset(store.keys.meta, sorts.META, "0-older")
+    again = RedisStore(redis_url, settings=Settings(), clock=clock, prefix="sorttest")
+    try:
+        assert _index_contents(again) == kept
+        assert not r.exists(stale)
+        assert r.zrange(other, 0, -1) == ["theirs"]
+        assert r.hget(store.keys.meta, sorts.META) == sorts.VERSION
+    finally:
+        r.delete(other)
+        again.close()
+
+
 def test_the_encoding_orders_as_the_keyset_order() -> None:
     """Byte order of members = :func:`core.store.pages.after_cursor_key` order, for random
     values with ties, NULLs, negatives, -0.0, NULs and non-ASCII text."""

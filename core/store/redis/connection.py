@@ -26,7 +26,7 @@ from ...priority import KEY_EPOCH, KEY_SCALE, index_key, static_points
 from ...urls import public_url
 from ..prepare import Validator
 from . import sorts
-from .keys import BAND_SPAN, Keys
+from .keys import BAND_SPAN, Keys, glob_escape
 from .lua import PRELUDE, SCRIPTS
 
 HALF_SPAN = BAND_SPAN // 2
@@ -159,8 +159,8 @@ class RedisConnection:
         they existed, or with another version of them: every task, 500 a script (each
         atomic; the scripts keep an indexed task in step meanwhile, so workers may run)."""
         if self._r.hget(self.keys.meta, sorts.META) is not None:  # another version: anew
-            pattern = "".join("\\" + c if c in "*?[]\\" else c for c in self.prefix)
-            for zk in self._r.scan_iter(match=f"{pattern}:sort:*", count=1000):
+            for zk in self._r.scan_iter(match=f"{glob_escape(self.prefix)}:sort:*",
+                                        count=1000):
                 self._r.delete(zk)
         low = "-inf"
         while True:

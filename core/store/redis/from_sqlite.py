@@ -59,7 +59,7 @@ from ...urls import public_url, with_env_password
 from ..sqlite import sql
 from ..sqlite.source import SqliteSource
 from . import sorts
-from .keys import TASK_STATES, TICKET_STATES, Keys
+from .keys import TASK_STATES, TICKET_STATES, Keys, glob_escape
 
 MIN_ID = -(2 ** 63)
 """Below every SQLite integer key: where keyset paging starts."""
@@ -427,7 +427,7 @@ class _Migration:
 
     def prefix_keys(self) -> Iterator[list[str]]:
         """The destination's keys under the prefix, in SCAN batches."""
-        pattern = _glob_escape(self.k.prefix) + ":*"
+        pattern = glob_escape(self.k.prefix) + ":*"
         cursor = 0
         while True:
             cursor, got = self.r.scan(cursor=cursor, match=pattern, count=1000)
@@ -804,6 +804,3 @@ def _n(n: int, thing: str) -> str:
     """``1 task is``, ``2 tasks are``."""
     return f"{n} {thing} is" if n == 1 else f"{n} {thing}s are"
 
-
-def _glob_escape(text: str) -> str:
-    return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)

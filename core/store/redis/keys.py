@@ -97,6 +97,11 @@ TASK_STATES = ("queued", "scheduled", "running", "suspended", "waiting_human", "
 TICKET_STATES = ("open", "answered", "closed", "cancelled")
 
 
+def glob_escape(text: str) -> str:
+    """``text`` as a literal in a ``SCAN MATCH`` pattern (a prefix's ``*?[]\\`` escaped)."""
+    return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)
+
+
 def member(task_id: int) -> str:
     """A task's member in the queue sorted sets (zero-padded: ties sort by id)."""
     return f"{task_id:0{ID_DIGITS}d}"
