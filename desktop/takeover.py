@@ -146,8 +146,8 @@ def start_takeover(w: Any, *, ticket_id: int | None = None,
     w.takeovers = [*open_takeovers(w), handle]
 
     def closed(result: TakeoverResult) -> None:
-        # The runner then says "<what>: done" in the status bar.
-        w.takeovers = open_takeovers(w)
+        # After wait()'s finally (the list is trimmed there, whatever the outcome); the
+        # runner then says "<what>: done" in the status bar.
         w._mark(("shops",))  # the shop's hold is gone
         if result.ticket is not None:
             w.open_ticket_dialog([result.ticket.id], after_takeover=True)
