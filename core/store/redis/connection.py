@@ -151,17 +151,20 @@ class RedisConnection:
             if old is not None:
                 self._run("rekey")
             self._r.hset(self.keys.meta, "aging_per_min", current)
-        if self._r.hget(self.keys.meta, sorts.META) != sorts.VERSION:
-            self._index_sorts()
+        version = self._r.hget(self.keys.meta, sorts.META)
+        if version != sorts.VERSION:
+            self._index_sorts(anew=version is not None)
 
-    def _index_sorts(self) -> None:
+    def _index_sorts(self, *, anew: bool) -> None:
         """Build the sort indexes (:mod:`core.store.redis.sorts`) of a store written before
-        they existed, or with another version of them: every task, 500 a script (each
-        atomic; the scripts keep an indexed task in step meanwhile, so workers may run)."""
-        if self._r.hget(self.keys.meta, sorts.META) is not None:  # another version: anew
-            for zk in self._r.scan_iter(match=f"{glob_escape(self.prefix)}:sort:*",
-                                        count=1000):
-                self._r.delete(zk)
+        they existed, or (``anew``) with another version of them, dropped first: every task,
+        500 a script (each atomic; the scripts keep an indexed task in step meanwhile, so
+        workers may run)."""
+        if anew:
+            stale = list(self._r.scan_iter(match=f"{glob_escape(self.prefix)}:sort:*",
+                                           count=1000))
+            for i in range(0, len(stale), 500):
+                self._r.delete(*stale[i:i + 500])
         low = "-inf"
         while True:
             ids = self._r.zrangebyscore(self.keys.tasks, low, "+inf", start=0, num=500)

@@ -133,7 +133,6 @@ end
 
 local WAITING = {queued = true, suspended = true, scheduled = true}
 
--- change a task's fields (false = NULL), keeping every index, the counts and the log in step
 -- write a task's changed fields and keep its sort indexes (same state: no queue index moves)
 local function patch(id, t, ch)
   local before = sort_members(id, t)
@@ -153,6 +152,7 @@ local function patch(id, t, ch)
   resort(before, sort_members(id, t))
 end
 
+-- change a task's fields (false = NULL), keeping every index, the counts and the log in step
 local function update(id, t, ch)
   local old = t.state
   leave(id, t)
