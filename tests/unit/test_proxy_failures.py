@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from core.engine import BreakerState, Engine
+from core.engine import BreakerState
 from core.errors import ProxyFailed
-from core.events import Event, ShopProxyChanged
-from core.store import SqliteStore, TaskState
+from core.events import ShopProxyChanged
+from core.store import TaskState
 from core.testing import FakeClock, FakeExecutor
 from tests.conftest import StoreFactory
-from tests.helpers import advance_and_settle, spec, wait_until
+from tests.helpers import advance_and_settle, make_engine, spec, wait_until
 
 
 class ProxiedExecutor(FakeExecutor):
@@ -33,18 +33,6 @@ class ProxiedExecutor(FakeExecutor):
         return await super().execute(task, ctl)
 
 
-def make_engine(store: SqliteStore, clock: FakeClock) -> tuple[Engine, ProxiedExecutor,
-                                                               list[Event]]:
-    ex = ProxiedExecutor()
-    settings = store.settings.with_changes(gates={
-        "global": {"rate_per_s": 1e6, "burst": 1e6},
-        "default_domain": {"rate_per_s": 1e6, "burst": 1e6}})
-    engine = Engine(store, settings, executor=ex, slots=2, clock=clock)
-    seen: list[Event] = []
-    engine.bus.subscribe(seen.append)
-    return engine, ex, seen
-
-
 def test_a_dead_proxy_holds_only_its_shop_and_its_tasks_finish_when_it_is_back(
         make_store: StoreFactory, clock: FakeClock) -> None:
     store = make_store(breakers={"failures": 2, "window_s": 60, "backoff_s": 30,
@@ -53,7 +41,7 @@ def test_a_dead_proxy_holds_only_its_shop_and_its_tasks_finish_when_it_is_back(
     proxied = store.submit_many([spec("collect_data", "pdd-1") for _ in range(3)])
     same_domain = store.submit_many([spec("collect_data", "pdd-2") for _ in range(3)])
     other = store.submit_many([spec("collect_data", "temu-1") for _ in range(2)])
-    engine, ex, seen = make_engine(store, clock)
+    engine, ex, seen = make_engine(store, clock, slots=2, executor=ProxiedExecutor())
     ex.proxy_down.add("pdd-1")
 
     async def advance(seconds: float) -> None:
