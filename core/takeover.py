@@ -35,11 +35,13 @@ from .browser.pool import BrowserPool
 from .browser.sessions import SessionStore
 from .config import Settings
 from .errors import Refused
+from .origins import OriginPolicy
 from .profile_store import load_context_options
 from .secrets import open_vault_for
 from .store.base import Store
 from .store.owners import new_owner_id
 from .tickets import Ticket, TicketState
+from .validation import shop_policy
 
 log = logging.getLogger(__name__)
 
@@ -55,14 +57,17 @@ class TakeoverResult:
     """"person" when the page was closed, "timeout" when ``max_s`` ran out."""
 
 
-def stopped_at(ticket: Ticket, fallback: str) -> str:
-    """The page where the ticket's task stopped (from its evidence), else ``fallback``."""
+def stopped_at(ticket: Ticket, fallback: str, origins: OriginPolicy) -> str:
+    """The page where the ticket's task stopped (from its evidence) when it is a page of an
+    origin the shop's tasks may load, else ``fallback``. A task stopped *because* its page
+    went to a foreign origin recorded that page: the shop's browser, with its session, does
+    not open a person's takeover there (a look-alike login page asking for the password)."""
     path = ticket.evidence.get("steps")
     if path:
         try:
             doc = json.loads(Path(path).read_text(encoding="utf-8"))
             url = str((doc.get("failure") or {}).get("url") or "")
-            if url.startswith(("http://", "https://")):
+            if url.startswith(("http://", "https://")) and origins.allows(url):
                 return url
         except (OSError, ValueError, AttributeError):
             pass
@@ -144,19 +149,26 @@ async def take_over(store: Store, settings: Settings, ticket_id: int, *, home: P
     if rec.state.value != "waiting_human":
         raise Refused(f"task {ticket.task_id} is {rec.state.value}, not waiting for a person")
     shop = await asyncio.to_thread(store.shop, ticket.shop)
-    url = await asyncio.to_thread(stopped_at, ticket, shop.base_url)
+    url = await asyncio.to_thread(stopped_at, ticket, shop.base_url,
+                                  shop_origins(settings, shop))
     how = await _held_browser(store, settings, shop, url, home=home,
                               what=f"{TICKET_PREFIX}{ticket.id}", on_page=on_page,
                               max_s=max_s, wait_running_s=wait_running_s, launcher=launcher)
     return TakeoverResult(shop.name, ticket, url, how)
 
 
-def shop_stopped_at(store: Store, shop: Any) -> str:
+def shop_origins(settings: Settings, shop: Any) -> OriginPolicy:
+    """The origins the shop's tasks may load (its own, its list, its platform's)."""
+    return shop_policy(settings, shop.platform, shop.base_url, shop.allowed_origins)
+
+
+def shop_stopped_at(store: Store, settings: Settings, shop: Any) -> str:
     """Blocking: where the shop's latest stopped task (its newest open ticket) stopped, else
     the shop's address."""
     newest = store.ticket_book().tickets(state="open", shop=shop.name, limit=1,
                                          newest_first=True)
-    return stopped_at(newest[0], shop.base_url) if newest else str(shop.base_url)
+    return (stopped_at(newest[0], shop.base_url, shop_origins(settings, shop)) if newest
+            else str(shop.base_url))
 
 
 async def take_over_shop(store: Store, settings: Settings, shop_name: str, *, home: Path,
@@ -175,7 +187,7 @@ async def take_over_shop(store: Store, settings: Settings, shop_name: str, *, ho
             ``wait_running_s``.
     """
     shop = await asyncio.to_thread(store.shop, shop_name)
-    url = await asyncio.to_thread(shop_stopped_at, store, shop)
+    url = await asyncio.to_thread(shop_stopped_at, store, settings, shop)
     how = await _held_browser(store, settings, shop, url, home=home, what=via,
                               on_page=on_page, max_s=max_s, wait_running_s=wait_running_s,
                               launcher=launcher)
