@@ -170,7 +170,7 @@ SHOPS = [
     # when; elided on a small screen, whole in the tooltip)
     Column("takeover", QT_TR_NOOP("Takeover"), lambda r: shops.hold_text(r),
            tip=lambda r: shops.hold_tip(r), icon=lambda r: shops.hold_icon(r), live=True,
-           width=240),
+           width=290),
     Column("platform", QT_TR_NOOP("Platform"), lambda r: names.platform(r.platform)),
     Column("domain", QT_TR_NOOP("Site"), lambda r: r.domain),
     Column("tags", QT_TR_NOOP("Tags"), lambda r: " ".join(r.tags)),  # #18
