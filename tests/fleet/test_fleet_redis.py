@@ -149,10 +149,20 @@ def test_three_workers_share_one_redis_queue(redis_url: str, tmp_path: Path) -> 
             _alive(workers, homes)
             time.sleep(0.2)
         victim = next(w for w in store.workers() if w.pid == workers[0].pid)
+        # Between two of its tasks a worker may hold none (its slots waiting on the gates):
+        # freeze it (SIGSTOP: its tasks cannot change), look, and kill it only while it holds
+        # some; else let it go on a moment and look again. A freeze is far shorter than
+        # worker_lost_after_s, so nobody takes it for lost while it is looked at.
+        for _ in range(200):
+            workers[0].send_signal(signal.SIGSTOP)
+            killed_at_running = {t.id for t in store.tasks(state="running", limit=1000)
+                                 if t.lease_owner == victim.owner}
+            if killed_at_running:
+                break
+            workers[0].send_signal(signal.SIGCONT)
+            time.sleep(0.01)
         workers[0].send_signal(signal.SIGKILL)
         workers[0].wait(10)
-        killed_at_running = {t.id for t in store.tasks(state="running", limit=1000)
-                             if t.lease_owner == victim.owner}
         _, err = client.communicate(timeout=300)
         assert client.returncode == 0, err.decode()
 

@@ -128,10 +128,17 @@ def test_a_network_outage_pauses_the_domain_and_resumes_when_it_clears(
                 pytest.fail("the worker never paused the domain:\n" + "".join(seen))
             dropped = sum(1 for r in site.requests() if r["fault"] == "network_down")
             site.clear_faults()
-            rest, _ = proc.communicate(timeout=600)
+            # The rest through the same reader: communicate(timeout=...) reads the pipe's
+            # descriptor directly and would drop lines the loop above had already buffered
+            # (on a busy machine the task's "network down" arrives with the breaker's line).
+            rest = proc.stdout.read()
+            proc.wait(timeout=600)
         finally:
             if proc.poll() is None:
                 proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
     out = "".join(seen) + rest
     recs, tickets = outcome(db, ids)
     assert proc.returncode == 0, out
@@ -139,7 +146,7 @@ def test_a_network_outage_pauses_the_domain_and_resumes_when_it_clears(
     assert tickets == 0, out
     assert all(state is TaskState.DONE for state, _ in recs), (recs, out)
     assert all(attempts == 1 for _, attempts in recs), (recs, out)
-    assert "network down" in out
+    assert "network down" in out, out
 
 
 # The outage's breaker backs off BACKOFF_S, and never longer (backoff_max_s = backoff_s).
