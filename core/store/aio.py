@@ -135,20 +135,16 @@ class AsyncStore:
                             lease_s: float | None = None) -> ClaimedTask | None:
         """Ack a task and claim the next one for its freed slot in one atomic step (see
         :meth:`core.store.base.Store.ack_and_claim`). SQLite: one op on the writer thread,
-        one transaction and one commit for both. Other stores: one call in a thread, tried
-        once (a claim is never repeated blindly); if the store cannot be reached, the ack
-        alone goes the way of every ack (retried through the outage) and nothing is claimed.
+        one transaction and one commit for both. Other stores: one call in a thread,
+        retried through an outage like every ack: a repeat after a lost reply that hid that
+        it ran answers what that run claimed (the store remembers it on the acked task), so
+        nothing is acked twice and no claimed task is left held by nobody's slot.
         """
         ex, ex_shops = list(exclude_domains), list(exclude_shops)
         if self._ops is None:
-            try:
-                return await self._thread(functools.partial(
-                    self.sync.ack_and_claim, task_id, owner, results=results,
-                    exclude_domains=ex, exclude_shops=ex_shops, lease_s=lease_s))
-            except StoreUnavailable:
-                # Not known whether it ran: the ack again (it raises LeaseLost if it did).
-                await self.ack(task_id, owner, results=results)
-                return None
+            return await self._retrying(functools.partial(
+                self.sync.ack_and_claim, task_id, owner, results=results,
+                exclude_domains=ex, exclude_shops=ex_shops, lease_s=lease_s))
         task: ClaimedTask | None = await asyncio.wrap_future(self._ops.submit_op(
             self._ops.ack_and_claim_op(task_id, owner, results=results, exclude_domains=ex,
                                        exclude_shops=ex_shops, lease_s=lease_s)))

@@ -223,7 +223,9 @@ class Store(Protocol):
         slot) with the same exclusions (domains of open breakers, shops by name): the same
         rows as the two calls, in one atomic step (SQLite: one transaction and one disk sync;
         Redis: one script). If the ack raises, nothing is claimed; if the claim half fails,
-        the ack is kept, the error logged, and ``None`` returned."""
+        the ack is kept, the error logged, and ``None`` returned. A network store (Redis)
+        answers the same call repeated by the same owner after a lost reply with what the
+        first claimed (still held by it), never with :class:`LeaseLost` or a second claim."""
     def fail(self, task_id: int, owner: str, *, error_class: str, message: str,
              retry: bool = True, retry_after_s: float | None = None,
              evidence: dict[str, str] | None = None) -> TaskState: ...

@@ -430,3 +430,70 @@ def test_ack_many_acks_each_in_one_round_trip_and_reports_each_failure(
     assert store.task(c).state is TaskState.DONE
     assert isinstance(store.ack_many([(a, "w", None)])[0], LeaseLost)  # a repeat: no effect
     assert store.counts()["done"] == 2
+
+
+def _lose_replies(store: RedisStore, name: str, *, ran: bool, times: int = 1) -> list[int]:
+    """Make the next ``times`` calls of script ``name`` fail as a dropped connection does: after
+    Redis ran it (``ran``: the reply was lost) or before it was sent. Returns a call counter."""
+    real = store._scripts[name]
+    calls = [0]
+
+    def flaky(*a: Any, **kw: Any) -> Any:
+        calls[0] += 1
+        if calls[0] <= times:
+            if ran:
+                real(*a, **kw)
+            raise redis.ConnectionError("Connection reset by peer (test)")
+        return real(*a, **kw)
+
+    store._scripts[name] = flaky
+    return calls
+
+
+@pytest.mark.parametrize("ran", [True, False], ids=["reply-lost", "never-sent"])
+def test_ack_and_claim_through_a_dropped_connection_acks_once_and_hands_over_its_claim(
+        open_store: Factory, ran: bool) -> None:
+    """The worker cannot tell whether the script ran; tried again, it gets the task that run
+    claimed (else that task would stay held by a slot that never learnt of it until its lease
+    ran out, and its attempt be spent), and nothing is acked or claimed twice."""
+    import asyncio
+
+    from core.store.aio import AsyncStore
+
+    store = open_store()
+    first, second, third = store.submit_many(
+        [spec(shop="pdd-1"), spec(shop="pdd-2"), spec(shop="temu-1")])
+    held = store.claim("w")
+    assert held is not None and held.id == first
+    calls = _lose_replies(store, "ack_and_claim", ran=ran)
+    nxt = asyncio.run(AsyncStore(store).ack_and_claim(first, "w", results={"n": 1}))
+    assert calls[0] == 2  # the lost call and its repeat
+    assert nxt is not None and nxt.id == second and nxt.lease_owner == "w"
+    assert nxt.shop == "pdd-2" and nxt.attempts == 1 and not nxt.resumed
+    assert store.task(first).state is TaskState.DONE and store.task(first).results == {"n": 1}
+    assert store.task(second).state is TaskState.RUNNING
+    assert store.task(second).attempts == 1
+    assert store.task(third).state is TaskState.QUEUED
+    assert [e.to_state for e in store.events(first)].count("done") == 1
+    assert [e.to_state for e in store.events(second)].count("running") == 1
+    check_indexes(store)
+    # The same call once more answers the same (its task still held), and a worker that did
+    # not ack the task still hears that it lost it.
+    again = store.ack_and_claim(first, "w")
+    assert again is not None and again.id == second
+    with pytest.raises(LeaseLost):
+        store.ack_and_claim(first, "intruder")
+    store.ack(second, "w")
+    assert store.ack_and_claim(first, "w") is None  # what it claimed is no longer its own
+    check_indexes(store)
+
+
+def test_a_repeated_ack_and_claim_that_claimed_nothing_claims_nothing_later(
+        open_store: Factory) -> None:
+    store = open_store()
+    first = store.submit(spec(shop="pdd-1"))
+    assert store.claim("w") is not None
+    assert store.ack_and_claim(first, "w") is None  # nothing else queued
+    store.submit(spec(shop="pdd-2"))
+    assert store.ack_and_claim(first, "w") is None  # a repeat: not a second claim
+    assert store.counts()["queued"] == 1 and store.counts()["running"] == 0

@@ -93,7 +93,9 @@ class RedisClaims(RedisConnection):
         """:meth:`ack`, then :meth:`claim_many` of one task with the same exclusions, in one
         script (atomic: no other client's command runs between them; one round trip, one
         append-only-file write). A lost lease raises before anything is written; a claim
-        half that fails keeps the ack, is logged, and claims nothing."""
+        half that fails keeps the ack, is logged, and claims nothing. The same call again
+        from the same owner (its reply was lost) answers what the first claimed, if the owner
+        still holds it, and writes nothing (see ``ACK_AND_CLAIM`` in :mod:`.lua`)."""
         res = json.dumps(results, ensure_ascii=False) if results is not None else ""
         ex = json.dumps(sorted(set(exclude_domains)))
         ex_shops = json.dumps(sorted(set(exclude_shops)), ensure_ascii=False)

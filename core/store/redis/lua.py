@@ -474,18 +474,43 @@ if not t then return lost(id, owner) end
 # and its urgency check come next (asked to re-estimate urgencies first, it returns before
 # the ack: the caller re-estimates and runs it again); then the ack; then the claim, under
 # pcall: a claim that fails keeps the ack (its pick writes nothing before it chooses) and
-# says why in ``{"claim_failed": ...}``.
+# says why in ``{"claim_failed": ...}``. The acked task keeps who acked it and what that
+# claimed (``acked_by``, ``claimed_with_ack``, ``claimed_was``): the same call again, when a
+# lost reply hid that it ran, answers the same instead of "lost" and claims nothing more.
 # ARGV[5..16] as CLAIM (limit 1), [17] id to ack, [18] its lease owner, [19] results or ''.
 ACK_AND_CLAIM = r"""
 local ACK_ID, ACK_OWNER = ARGV[17], ARGV[18]
 local ACK_T = held(ACK_ID, ACK_OWNER)
-if not ACK_T then return lost(ACK_ID, ACK_OWNER) end
+if not ACK_T then
+  -- Called again by the same owner after its reply was lost: this script already ran. Its
+  -- answer again (the task it claimed, if this owner still holds it), never a second claim.
+  local prev = redis.call('HMGET', k('task:' .. ACK_ID), 'state', 'acked_by',
+                          'claimed_with_ack', 'claimed_was')
+  if prev[1] == 'done' and prev[2] == ACK_OWNER then
+    local n = prev[3] and prev[3] ~= '' and held(prev[3], ACK_OWNER)
+    if not n then return '[]' end
+    local r = redis.call('HMGET', k('shop:' .. n.shop_id), 'name', 'platform', 'base_url',
+                         'domain')
+    return cjson.encode({{prev[3], n.type, n.shop_id, n.attempts, n.max_attempts, n.prio_key,
+      n.preemptible, n.spec, n.checkpoint or '', n.created_at, prev[4], r[1], r[2], r[3],
+      r[4]}})
+  end
+  return lost(ACK_ID, ACK_OWNER)
+end
 """ + _CLAIM_HEAD + r"""
 do
   local id, t, res = ACK_ID, ACK_T, ARGV[19]
 """ + _ACK_WRITES + r"""end
 local ok, claimed = pcall(function()
 """ + _CLAIM_BODY + r"""end)
+local nid, was = '', ''
+if ok and claimed ~= '[]' then
+  local row = cjson.decode(claimed)[1]
+  nid, was = tostring(row[1]), row[11]
+end
+-- What this ack claimed, for a repeat of the call whose reply was lost (above).
+redis.call('HSET', k('task:' .. ACK_ID), 'acked_by', ACK_OWNER, 'claimed_with_ack', nid,
+           'claimed_was', was)
 if ok then return claimed end
 if type(claimed) == 'table' then claimed = claimed.err or cjson.encode(claimed) end
 return cjson.encode({claim_failed = tostring(claimed)})
