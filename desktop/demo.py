@@ -110,8 +110,10 @@ async def take_screenshots(window: Any, folder: Path, run_for: float, *,
     window.show_tab("tickets")
     await asyncio.sleep(1.5)
     model = window.models["tickets"]
-    # On a slow machine the first ticket may come late: give it up to another run_for.
-    for _ in range(int(run_for * 2)):
+    # On a slow machine the first ticket may come late: give it up to another run_for (a
+    # minute at least), and its dialog (a reader round trip behind the live views) as long.
+    patience_s = max(run_for, 60.0)
+    for _ in range(int(patience_s * 2)):
         if model.rowCount():
             break
         await asyncio.sleep(0.5)
@@ -119,7 +121,7 @@ async def take_screenshots(window: Any, folder: Path, run_for: float, *,
     if model.rowCount():
         window.panels["tickets"].select_ids(model.ids[:2])
         window.answer_selected()
-        for _ in range(50):
+        for _ in range(int(patience_s * 10)):
             await asyncio.sleep(0.1)
             dlg = window.dialog
             if dlg is not None and dlg.objectName() == "ticket-dialog" and dlg.isVisible():

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 from pytestqt.qtbot import QtBot
 
@@ -35,6 +36,14 @@ def _with_backstop(method: Callable[..., Any]) -> Callable[..., Any]:
 
 for _name in ("waitUntil", "waitSignal", "waitSignals", "waitCallback"):
     setattr(QtBot, _name, _with_backstop(getattr(QtBot, _name)))
+
+# The same for property tests: Hypothesis' default 200 ms deadline per example (and its
+# too-slow health check) is a speed check, and a stall on a loaded machine fails the test as
+# "flaky". Tests that set their own settings keep them.
+hypothesis.settings.register_profile(
+    "shopfleet", deadline=None,
+    suppress_health_check=[hypothesis.HealthCheck.too_slow])
+hypothesis.settings.load_profile("shopfleet")
 
 SHOPS = [("pdd-1", "pdd"), ("pdd-2", "pdd"), ("temu-1", "temu"), ("tiktok-1", "tiktok")]
 

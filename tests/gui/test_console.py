@@ -208,7 +208,7 @@ def test_gate_rate_and_breakers(window: Any, run: Run, host: EngineHost) -> None
     dlg.accept()
 
     def global_gate() -> Any:
-        st = host.call_soon(lambda e: e.statistics()).result(5)
+        st = host.call_soon(lambda e: e.statistics()).result(60)
         return next(g for g in st.gates if g.name == "*")
 
     run.until(lambda: global_gate().rate_per_s == 3.5 and global_gate().burst == 7)
@@ -218,7 +218,7 @@ def test_gate_rate_and_breakers(window: Any, run: Run, host: EngineHost) -> None
     trigger(window, "breaker_open")
 
     def state() -> str:
-        st = host.call_soon(lambda e: e.statistics()).result(5)
+        st = host.call_soon(lambda e: e.statistics()).result(60)
         return next(b.state.value for b in st.breakers if b.name == name)
 
     run.until(lambda: state() == "open")
@@ -275,7 +275,7 @@ async def refusing_preempt(engine: Engine, task_id: int) -> Changes:
 def test_refused_action_shows_a_message_and_the_window_goes_on(
         window: Any, run: Run, store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(operations, "preempt", refusing_preempt)
-    tid = store.submit(slow("pdd-1"))
+    tid = store.submit(slow("pdd-1", until_released=True))  # in flight until cancelled
     show(window, run, "in_flight")
     select(window, run, "in_flight", tid)
     trigger(window, "preempt")
@@ -416,8 +416,11 @@ def test_column_widths_are_remembered(window: Any, run: Run) -> None:
 
 def test_closing_puts_running_tasks_back_in_the_queue(
         window: Any, run: Run, store: SqliteStore, host: EngineHost) -> None:
-    ids = store.submit_many([slow("pdd-1"), slow("temu-1")])
-    run.until(lambda: store.counts()["running"] == 2)
+    ids = store.submit_many([slow("pdd-1", until_released=True),
+                             slow("temu-1", until_released=True)])
+    # In flight with a step done (a claim whose attempt has not begun goes back as it was).
+    run.until(lambda: all(store.task(i).checkpoint for i in ids))
+    assert store.counts()["running"] == 2
     window.close()  # the close event starts the ordered shutdown
     run.until(lambda: window._closed, timeout_ms=30_000)
     assert not host._thread.is_alive()  # engine stopped, store closed after it

@@ -13,7 +13,7 @@ import pytest
 
 from tests.helpers import missing_tool
 
-pytestmark = [pytest.mark.gui, pytest.mark.slow, pytest.mark.browser]
+pytestmark = [pytest.mark.gui, pytest.mark.slow, pytest.mark.browser, pytest.mark.timeout(600)]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,7 +28,7 @@ def test_demo_console_screenshots(tmp_path_factory: pytest.TempPathFactory) -> N
     proc = subprocess.run(
         ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", sys.executable, "-m",
          "desktop.demo", "--screenshots", str(folder), "--run-for", "30", "--lang", "en"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=480)
     print(f"screenshots in {folder}")
     if "could not load the Qt platform plugin" in proc.stderr.lower():
         missing_tool("Qt's xcb platform plugin cannot load here (install libxcb-cursor0, "

@@ -258,6 +258,7 @@ def test_the_console_window_opens_the_editor(qtbot: Any, window: Any) -> None:
 
 @pytest.mark.slow
 @pytest.mark.browser
+@pytest.mark.timeout(600)
 def test_run_on_a_shop_with_real_chromium_stops_at_the_broken_step(
         qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from core import Settings, demo_settings, open_store, read_flow_document
@@ -275,7 +276,7 @@ def test_run_on_a_shop_with_real_chromium_stops_at_the_broken_step(
             ed = FlowEditor(store.settings, store, shops=["temu-2"], doc=doc, headed=False)
             qtbot.addWidget(ed)
             ed.params_edit.setPlainText("message_id=1\nreply=hello from the editor")
-            with qtbot.waitSignal(ed.run_finished, timeout=60_000) as sig:
+            with qtbot.waitSignal(ed.run_finished, timeout=180_000) as sig:
                 ed.run()
             assert sig.args == [True], ed.log.toPlainText()
             assert [r["text"] for r in site.records(kind="reply")] == [
@@ -285,7 +286,7 @@ def test_run_on_a_shop_with_real_chromium_stops_at_the_broken_step(
             ed.steps_list.setCurrentRow(send)
             _retype(qtbot, ed.locator_edit, "#no-such-button")
             ed.steps_list.setCurrentRow(0)
-            with qtbot.waitSignal(ed.run_finished, timeout=60_000) as sig:
+            with qtbot.waitSignal(ed.run_finished, timeout=180_000) as sig:
                 ed.run()
             assert sig.args == [False]
             assert ed.current_row() == send

@@ -182,7 +182,7 @@ def test_pause_all_switch_stops_and_restarts_the_queue(
     assert window.acts["pause_all"].isChecked()
     assert window.acts["pause_all"].text() == "Resume all"
     tid = store.submit(quick("pdd-1"))
-    host.call_soon(lambda e: e._poke()).result(5)
+    host.call_soon(lambda e: e._poke()).result(60)
     assert store.task(tid).state is TaskState.QUEUED
     assert window.acts["pause_all"] in window.tray_menu.actions()
     trigger(window, "pause_all")

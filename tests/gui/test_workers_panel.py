@@ -122,12 +122,19 @@ def test_preempting_a_task_another_worker_runs(request: pytest.FixtureRequest, r
     tid = store.submit(spec(shop="temu-1", params={"page": 1}))
     claimed = store.claim(far)  # before this console's engine starts: the other one has it
     assert claimed is not None and claimed.id == tid
-    store.heartbeat(far, _info(FAR, 4242, slots=2, running=[tid], done=0))
+
+    def beat() -> bool:
+        """The other worker is alive: it beats while the test waits (silent for the default
+        worker_lost_after_s, a loaded machine's wait would make this console requeue it)."""
+        store.heartbeat(far, _info(FAR, 4242, slots=2, running=[tid], done=0))
+        return True
+
+    beat()
     window = request.getfixturevalue("window")
 
     window.show_tab("in_flight")
     model = window.models["in_flight"]
-    run.until(lambda: model.row_of(tid) >= 0)
+    run.until(lambda: beat() and model.row_of(tid) >= 0)
     row = model.snapshot(tid)
     assert row.remote and row.worker == FAR
     c = [col.key for col in model.columns].index("worker")
@@ -139,6 +146,6 @@ def test_preempting_a_task_another_worker_runs(request: pytest.FixtureRequest, r
     window.acts["preempt"].trigger()
     assert f"#{tid} (" in window.last_confirm.text()
     window.last_confirm.button(QMessageBox.StandardButton.Yes).click()
-    run.until(lambda: tid in store.preempt_requests([tid]))
+    run.until(lambda: beat() and tid in store.preempt_requests([tid]))
     assert store.task(tid).state is TaskState.RUNNING  # cooperative: the holder stops it
     assert store.task(tid).lease_owner == far

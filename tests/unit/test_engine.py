@@ -223,7 +223,7 @@ def test_operator_cancel_stops_a_running_task(make_store: StoreFactory,
             while ex.live < 1:
                 await asyncio.sleep(0.01)
             await engine.cancel(tid)
-            await asyncio.wait_for(runner, 10)
+            await asyncio.wait_for(runner, 60)
 
     asyncio.run(go())
     assert store.task(tid).state is TaskState.CANCELLED
@@ -260,7 +260,7 @@ def test_a_worker_back_from_a_long_pause_does_not_find_itself_lost(
     heartbeat comes before its lost-worker check: it keeps its running task."""
     store = make_store(queue={"worker_lost_after_s": 30, "recover_every_s": 15,
                               "heartbeat_s": 5, "lease_s": 600})
-    tid = store.submit(task(steps=400, step_s=0.01))
+    tid = store.submit(task(steps=400, step_s=0.01, until_released=True))
     engine, ex, _ = make_engine(store, clock)
 
     async def go() -> None:

@@ -19,7 +19,7 @@ from tests.helpers import spec
 def test_host_runs_commands_on_the_engine_thread_and_stops_promptly(
         make_store: StoreFactory) -> None:
     store = make_store()
-    tid = store.submit(spec(params={"steps": 200, "step_s": 0.01}))
+    tid = store.submit(spec(params={"steps": 200, "step_s": 0.01, "until_released": True}))
     ex = FakeExecutor()
     seen: list[object] = []
 
@@ -33,9 +33,9 @@ def test_host_runs_commands_on_the_engine_thread_and_stops_promptly(
     while ex.live == 0:                         # a poll for the task to start, not a timing
         assert time.monotonic() < end, "the task never started"
         time.sleep(0.01)
-    changes = host.call(lambda e: e.bump(tid, by=1)).result(10)
+    changes = host.call(lambda e: e.bump(tid, by=1)).result(60)
     assert changes.tasks
-    stats = host.call_soon(lambda e: e.statistics()).result(10)
+    stats = host.call_soon(lambda e: e.statistics()).result(60)
     assert stats.running == 1
     # Promptly: the task (200 steps) stops at its next step and the thread ends; with a
     # timeout longer than the test's own (pytest-timeout), waiting it out fails the test.

@@ -37,7 +37,7 @@ async def until_checkpointed(store: SqliteStore, task_id: int) -> None:
         await asyncio.sleep(0.01)
 
 
-async def until(cond: Callable[[], bool], timeout_s: float = 20) -> None:
+async def until(cond: Callable[[], bool], timeout_s: float = 90) -> None:
     end = time.monotonic() + timeout_s
     while not cond():
         assert time.monotonic() < end, "condition not reached"
@@ -58,7 +58,7 @@ def test_urgent_task_takes_its_shops_slot_and_the_holder_resumes_with_its_progre
             [u] = await engine.submit([urgent("pdd-1")])
             await until(lambda: store.task(holder).state is TaskState.SUSPENDED)
             await until(lambda: u in ex.finished)
-            await asyncio.wait_for(run, 30)
+            await asyncio.wait_for(run, 90)
 
     asyncio.run(go())
     assert store.task(holder).state is TaskState.DONE
@@ -92,8 +92,10 @@ def test_full_pool_chooses_the_lowest_scored_preemptible_holder() -> None:
 def test_pool_full_engine_preempts_the_lowest_scored(make_store: StoreFactory,
                                                      clock: FakeClock) -> None:
     store = make_store()
-    low = store.submit(long("pdd-1", priority=2))
-    mid = store.submit(long("pdd-2", priority=6))
+    # Both run until the test lets them go (not for a while of real time, which a loaded
+    # machine could use up before the urgent task is through).
+    low = store.submit(long("pdd-1", priority=2, params={"until_released": True}))
+    mid = store.submit(long("pdd-2", priority=6, params={"until_released": True}))
     engine, ex, _ = make(store, clock, slots=2)
 
     async def go() -> None:
@@ -103,7 +105,9 @@ def test_pool_full_engine_preempts_the_lowest_scored(make_store: StoreFactory,
             [u] = await engine.submit([urgent("temu-1")])
             await until(lambda: u in ex.finished)
             assert store.task(mid).state is TaskState.RUNNING
-            await asyncio.wait_for(run, 30)
+            ex.release(low)
+            ex.release(mid)
+            await asyncio.wait_for(run, 90)
 
     asyncio.run(go())
     assert ex.yielded == [low]
@@ -129,7 +133,7 @@ def test_storm_limit_refuses_and_the_urgent_task_waits(make_store: StoreFactory,
             assert store.task(u2).state is TaskState.QUEUED
             clock.advance(61)                                      # the window passes
             await until(lambda: u2 in ex.finished)
-            await asyncio.wait_for(run, 30)
+            await asyncio.wait_for(run, 90)
 
     asyncio.run(go())
     assert ex.yielded == [holder, holder]
@@ -159,7 +163,7 @@ def test_hard_aged_holder_is_never_preempted(make_store: StoreFactory, clock: Fa
             assert store.task(holder).state is TaskState.RUNNING and holder not in (
                 ex.asked_to_yield)
             ex.release(holder)                       # now it may finish
-            await asyncio.wait_for(run, 30)
+            await asyncio.wait_for(run, 90)
             assert u in ex.finished
 
     asyncio.run(go())
@@ -170,7 +174,8 @@ def test_hard_aged_holder_is_never_preempted(make_store: StoreFactory, clock: Fa
 def test_holder_that_does_not_yield_is_cancelled_after_the_grace_period(
         make_store: StoreFactory, clock: FakeClock) -> None:
     store = make_store(preemption={"grace_s": 30}, breakers={"failures": 100})
-    holder = store.submit(long("pdd-1", params={"ignore_yield": True}))
+    holder = store.submit(long("pdd-1", params={"ignore_yield": True,
+                                                "until_released": True}))
     engine, ex, _ = make(store, clock)
 
     async def go() -> None:
@@ -182,7 +187,8 @@ def test_holder_that_does_not_yield_is_cancelled_after_the_grace_period(
             assert store.task(holder).state is TaskState.RUNNING   # still in its grace
             clock.advance(31)
             await until(lambda: u in ex.finished)
-            await asyncio.wait_for(run, 30)
+            ex.release(holder)                                      # its next attempt ends
+            await asyncio.wait_for(run, 90)
 
     asyncio.run(go())
     rec = store.task(holder)
@@ -205,7 +211,7 @@ def test_operator_preempts_by_hand_through_the_store(make_store: StoreFactory,
             await until(lambda: store.task(holder).state in (TaskState.SUSPENDED,
                                                              TaskState.RUNNING)
                         and holder in ex.yielded)
-            await asyncio.wait_for(run, 30)
+            await asyncio.wait_for(run, 90)
 
     asyncio.run(go())
     history = [(e.from_state, e.to_state, e.reason) for e in store.events(holder)]

@@ -15,7 +15,7 @@ from tests.conftest import StoreFactory
 from tests.helpers import spec
 
 
-async def until(cond: Callable[[], bool], timeout_s: float = 20) -> None:
+async def until(cond: Callable[[], bool], timeout_s: float = 90) -> None:
     end = time.monotonic() + timeout_s
     while not cond():
         assert time.monotonic() < end, "condition not reached"
@@ -62,7 +62,7 @@ def test_a_submitted_urgent_task_is_noticed_by_event_with_the_poll_switched_off(
             await until(lambda: holder in ex.asked_to_yield)
             assert len(rounds) > before
             await until(lambda: u in ex.finished)
-            await asyncio.wait_for(run, 30)
+            await asyncio.wait_for(run, 90)
 
     asyncio.run(go())
     assert store.task(holder).state is TaskState.DONE
@@ -97,7 +97,7 @@ def test_a_context_is_prepared_for_the_urgent_task_when_its_victim_is_chosen(
                                             priority=20.0,
                                             params={"steps": 2, "step_s": 0.01})])
             await until(lambda: u in ex.finished)
-            await asyncio.wait_for(run, 30)
+            await asyncio.wait_for(run, 90)
 
     asyncio.run(go())
     assert ex.prepared == 1                                 # once, for the one victim

@@ -130,7 +130,7 @@ def test_async_submit_waits_for_room(make_store: StoreFactory,
         assert not waiter.done()           # backpressure: it waits, it is not refused
         t = await aio.claim("w")
         await aio.ack(t.id, "w")
-        return await asyncio.wait_for(waiter, 5)
+        return await asyncio.wait_for(waiter, 60)
 
     new_id = asyncio.run(scenario())
     assert store.task(new_id).state is TaskState.QUEUED

@@ -14,6 +14,10 @@ from core.engine.breakers import BreakerState
 from core.engine.redis_breakers import RedisBreakers
 
 BREAKERS = BreakerSettings(failures=3, window_s=60, backoff_s=0.3, backoff_max_s=5)
+"""For tests that wait for the back-off to end (with :func:`sync_until`)."""
+HELD = BreakerSettings(failures=3, window_s=60, backoff_s=60, backoff_max_s=120)
+"""For tests that look at an open breaker: its back-off outlasts any stall of a loaded machine
+(with ``BREAKERS`` a 0.3 s stall between two round trips turned it half-open)."""
 
 
 async def sync_until(workers: list[RedisBreakers], cond: Callable[[], bool],
@@ -30,9 +34,9 @@ async def sync_until(workers: list[RedisBreakers], cond: Callable[[], bool],
 
 
 def breakers_test(body: Callable[..., Awaitable[None]], url: str, n: int = 2,
-                  **kw: Any) -> None:
+                  settings: BreakerSettings = BREAKERS, **kw: Any) -> None:
     async def go() -> None:
-        ws = [RedisBreakers(BREAKERS, url=url, worker_id=f"w{i}", **kw) for i in range(n)]
+        ws = [RedisBreakers(settings, url=url, worker_id=f"w{i}", **kw) for i in range(n)]
         try:
             await body(*ws)
         finally:
@@ -69,7 +73,7 @@ def test_failures_on_one_worker_open_the_breaker_for_all(redis_url: str) -> None
         await b.sync()
         assert not a.pool.allows() and b.pool.allows()
 
-    breakers_test(body, redis_url, n=3)
+    breakers_test(body, redis_url, n=3, settings=HELD)
 
 
 def test_half_open_lets_exactly_one_probe_across_the_fleet(redis_url: str) -> None:
@@ -102,7 +106,9 @@ def test_half_open_lets_exactly_one_probe_across_the_fleet(redis_url: str) -> No
             assert (v.state, v.trips, v.probe_in_flight) == (BreakerState.CLOSED, 0, False)
             assert w.blocked_domains() == set()
 
-    breakers_test(body, redis_url)
+    # probe_idle_s: a claim not yet started is given back after it; here it is started a few
+    # round trips after the claim, which a loaded machine can stretch past the default 2 s.
+    breakers_test(body, redis_url, probe_idle_s=60)
 
 
 def test_a_failed_probe_reopens_with_a_longer_back_off(redis_url: str) -> None:
@@ -112,14 +118,18 @@ def test_a_failed_probe_reopens_with_a_longer_back_off(redis_url: str) -> None:
         await sync_until([a, b], lambda: bool(a.probing_domains() | b.probing_domains()))
         prober = a if a.probing_domains() else b
         assert prober.get("d.test").started()
+        failed_at = time.time()
         assert prober.get("d.test").record_failure(probe=True) is True
         await prober.sync()
         await a.sync()
         await b.sync()
         for w in (a, b):
             v = w.get("d.test").view()
-            assert (v.state, v.trips) == (BreakerState.OPEN, 2)
-            assert v.next_probe_at is not None
+            assert v.trips == 2 and v.next_probe_at is not None
+            # twice the first back-off (0.6 s), from the failed probe; open until then (a
+            # stall of the machine longer than that may already have made it half-open)
+            assert v.next_probe_at >= failed_at + 2 * BREAKERS.backoff_s - 0.05
+            assert v.state is BreakerState.OPEN or time.time() >= v.next_probe_at
 
     breakers_test(body, redis_url)
 
@@ -170,14 +180,14 @@ def test_an_operator_forces_a_breaker_for_the_fleet(redis_url: str) -> None:
 def test_the_background_task_pushes_and_refreshes(redis_url: str) -> None:
     async def go() -> None:
         changed = asyncio.Event()
-        a = RedisBreakers(BREAKERS, url=redis_url, refresh_s=0.05)
-        b = RedisBreakers(BREAKERS, url=redis_url, refresh_s=0.05, on_change=changed.set)
+        a = RedisBreakers(HELD, url=redis_url, refresh_s=0.05)
+        b = RedisBreakers(HELD, url=redis_url, refresh_s=0.05, on_change=changed.set)
         await a.start()
         await b.start()
         try:
             for _ in range(3):
                 a.get("d.test").record_failure()     # pushed by a's task, seen by b's
-            await asyncio.wait_for(changed.wait(), 10)
+            await asyncio.wait_for(changed.wait(), 60)
             assert b.blocked_domains() == {"d.test"}
         finally:
             await a.close()
