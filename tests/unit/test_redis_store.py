@@ -477,6 +477,10 @@ def test_ack_and_claim_through_a_dropped_connection_acks_once_and_hands_over_its
     assert [e.to_state for e in store.events(first)].count("done") == 1
     assert [e.to_state for e in store.events(second)].count("running") == 1
     check_indexes(store)
+    # What the call claimed is kept for about a lease (its repeat comes within a third of
+    # it), then expires: nothing stays on the task.
+    assert 0 < store.client.ttl(store.keys.ack_claim(first)) <= store.settings.queue.lease_s
+    assert not {"acked_by", "claimed_with_ack"} & set(store.client.hkeys(store.keys.task(first)))
     # The same call once more answers the same (its task still held), and a worker that did
     # not ack the task still hears that it lost it.
     again = store.ack_and_claim(first, "w")

@@ -474,9 +474,9 @@ if not t then return lost(id, owner) end
 # and its urgency check come next (asked to re-estimate urgencies first, it returns before
 # the ack: the caller re-estimates and runs it again); then the ack; then the claim, under
 # pcall: a claim that fails keeps the ack (its pick writes nothing before it chooses) and
-# says why in ``{"claim_failed": ...}``. The acked task keeps who acked it and what that
-# claimed (``acked_by``, ``claimed_with_ack``, ``claimed_was``): the same call again, when a
-# lost reply hid that it ran, answers the same instead of "lost" and claims nothing more.
+# says why in ``{"claim_failed": ...}``. Who acked and what that claimed is kept for a lease's
+# time (``P:ack_claim:<id>``): the same call again, when a lost reply hid that it ran, answers
+# the same instead of "lost" and claims nothing more.
 # ARGV[5..16] as CLAIM (limit 1), [17] id to ack, [18] its lease owner, [19] results or ''.
 ACK_AND_CLAIM = r"""
 local ACK_ID, ACK_OWNER = ARGV[17], ARGV[18]
@@ -484,15 +484,15 @@ local ACK_T = held(ACK_ID, ACK_OWNER)
 if not ACK_T then
   -- Called again by the same owner after its reply was lost: this script already ran. Its
   -- answer again (the task it claimed, if this owner still holds it), never a second claim.
-  local prev = redis.call('HMGET', k('task:' .. ACK_ID), 'state', 'acked_by',
-                          'claimed_with_ack', 'claimed_was')
-  if prev[1] == 'done' and prev[2] == ACK_OWNER then
-    local n = prev[3] and prev[3] ~= '' and held(prev[3], ACK_OWNER)
+  local raw = redis.call('GET', k('ack_claim:' .. ACK_ID))
+  local prev = raw and cjson.decode(raw)
+  if prev and prev[1] == ACK_OWNER then
+    local n = prev[2] ~= '' and held(prev[2], ACK_OWNER)
     if not n then return '[]' end
     local r = redis.call('HMGET', k('shop:' .. n.shop_id), 'name', 'platform', 'base_url',
                          'domain')
-    return cjson.encode({{prev[3], n.type, n.shop_id, n.attempts, n.max_attempts, n.prio_key,
-      n.preemptible, n.spec, n.checkpoint or '', n.created_at, prev[4], r[1], r[2], r[3],
+    return cjson.encode({{prev[2], n.type, n.shop_id, n.attempts, n.max_attempts, n.prio_key,
+      n.preemptible, n.spec, n.checkpoint or '', n.created_at, prev[3], r[1], r[2], r[3],
       r[4]}})
   end
   return lost(ACK_ID, ACK_OWNER)
@@ -508,9 +508,10 @@ if ok and claimed ~= '[]' then
   local row = cjson.decode(claimed)[1]
   nid, was = tostring(row[1]), row[11]
 end
--- What this ack claimed, for a repeat of the call whose reply was lost (above).
-redis.call('HSET', k('task:' .. ACK_ID), 'acked_by', ACK_OWNER, 'claimed_with_ack', nid,
-           'claimed_was', was)
+-- What this ack claimed, for a repeat of the call whose reply was lost (above); kept as
+-- long as the claimed task's lease (a repeat comes within a third of it), then it expires.
+redis.call('SET', k('ack_claim:' .. ACK_ID), cjson.encode({ACK_OWNER, nid, was}), 'EX',
+           math.max(60, math.ceil(tonumber(UNTIL) - NOW)))
 if ok then return claimed end
 if type(claimed) == 'table' then claimed = claimed.err or cjson.encode(claimed) end
 return cjson.encode({claim_failed = tostring(claimed)})
