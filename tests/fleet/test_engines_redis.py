@@ -49,7 +49,7 @@ async def _until(cond: object, timeout_s: float = 30.0) -> None:
 
 def test_two_engines_share_the_queue_and_a_console_preempts_across_them(
         redis_url: str) -> None:
-    settings = _settings()
+    settings = _settings(worker_lost_after_s=60)  # both live: neither may be taken for lost
     console = _store(redis_url, settings, shops=True)
     stores = [_store(redis_url, settings) for _ in range(2)]
     execs = [FakeExecutor(), FakeExecutor()]

@@ -35,7 +35,7 @@ SHOPS = ("pdd-1", "pdd-2", "temu-1")
 TEMPLATE = {"type": "collect_data", "flow": "collect_data", "params": {"page": 1}}
 
 
-def _setup(store: Store) -> float:
+def _setup(store: Store, now: float) -> float:
     for name in SHOPS:
         store.add_shop(name, platform=name.split("-")[0],
                        base_url=f"http://{name.split('-')[0]}.fleet.test/shop/{name}",
@@ -43,7 +43,6 @@ def _setup(store: Store) -> float:
         store.update_shop(name, password_enc=b"not-a-real-secret")
     s = define_schedule("every", every="1m", tz="Asia/Shanghai", shops="*", task=TEMPLATE,
                         catch_up="all")
-    now = time.time()
     store.add_schedule(s.name, s.to_dict(), mark=now)
     return now
 
@@ -103,7 +102,10 @@ def test_every_minute_exactly_once_through_a_kill_and_across_three_redis_workers
     logs = [tmp_path / f"{t}.log" for t in ("sqlite-a", "sqlite-b", "redis-0", "redis-1",
                                              "redis-2")]
     try:
-        start = max(_setup(lite), _setup(shared))
+        # One mark for both stores: with a mark each, a minute turning between the two
+        # setups made SQLite's first firing a minute before Redis'.
+        now = time.time()
+        start = max(_setup(lite, now), _setup(shared, now))
         first = math.ceil(start / 60) * 60  # the first firing after the schedules exist
         a = _worker(tmp_path, "sqlite-a", "--db", str(db))
         procs.append(a)

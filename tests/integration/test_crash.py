@@ -18,7 +18,7 @@ from core.store import SqliteStore
 from tests.store_checks import sqlite_integrity
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def _run_and_kill(db: Path, seed: int, after_s: float) -> list[str]:

@@ -30,7 +30,7 @@ def setup(site: DemoSite, tmp_path: Path) -> Iterator[tuple[SqliteStore, Setting
     settings = demo_settings(Settings()).with_changes(
         breakers={"failures": 3, "window_s": 60, "backoff_s": 2, "backoff_max_s": 4},
         queue={"max_attempts": 6, "retry_backoff_s": 0.2, "retry_backoff_max_s": 1},
-        pool={"max_browsers": 2, "warm": 2, "step_timeout_s": 10})
+        pool={"max_browsers": 2, "warm": 2, "step_timeout_s": 30})
     store = open_store(settings, tmp_path / "e.db")
     register_demo_shops(store, site, Vault.open(tmp_path))
     yield store, settings
@@ -65,7 +65,7 @@ def test_5xx_opens_that_platforms_breaker_others_keep_running_probe_closes_it(
     assert failed_once and Path(failed_once[0].evidence["screenshot"]).exists()
 
 
-HOLD_S = 20
+HOLD_S = 40
 
 
 def test_429_with_retry_after_pauses_only_that_domain(

@@ -33,7 +33,7 @@ def site() -> Iterator[DemoSite]:
 def env(site: DemoSite, tmp_path: Path) -> Iterator[tuple[SqliteStore, Settings, Path]]:
     site.reset()
     settings = demo_settings(Settings()).with_changes(
-        pool={"max_browsers": 2, "warm": 2, "step_timeout_s": 10},
+        pool={"max_browsers": 2, "warm": 2, "step_timeout_s": 30},
         security={"inline_credentials": True})  # long_collect logs in with inline steps
     store = open_store(settings, tmp_path / "p.db")
     register_demo_shops(store, site, Vault.open(tmp_path))

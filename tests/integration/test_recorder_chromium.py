@@ -17,7 +17,7 @@ import pytest
 from core.demosite import DemoSite, assets_dir, host_resolver_rules, stats_rows
 from core.recorder import RecordedFlow, ShopLogin, record_flow
 
-pytestmark = [pytest.mark.slow, pytest.mark.browser]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.timeout(900)]
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--disable-gpu", "--no-first-run"]
@@ -189,7 +189,7 @@ def test_recorded_flows_run_by_the_engine_write_what_the_shipped_flows_write(
         (flows_dir / f"{rec.flow.name}.json").write_text(rec.to_json(), encoding="utf-8")
     site.reset()
     settings = demo_settings(Settings()).with_changes(
-        pool={"max_browsers": 2, "warm": 2, "step_timeout_s": 20},
+        pool={"max_browsers": 2, "warm": 2, "step_timeout_s": 20, "close_timeout_s": 30},
         flows={"dirs": [str(flows_dir)]})
     store = open_store(settings, tmp_path / "rec.db")
     register_demo_shops(store, site, Vault.open(tmp_path))

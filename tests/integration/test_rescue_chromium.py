@@ -27,7 +27,7 @@ def site() -> Iterator[DemoSite]:
 def env(site: DemoSite, tmp_path: Path) -> Iterator[tuple[SqliteStore, Settings, Path]]:
     site.reset()
     settings = demo_settings(Settings()).with_changes(
-        pool={"max_browsers": 2, "warm": 1, "step_timeout_s": 4},
+        pool={"max_browsers": 2, "warm": 1, "step_timeout_s": 20},
         rescue={"step_retry_wait_s": 0.2},
         queue={"retry_backoff_s": 0.2, "max_attempts": 3},
         security={"inline_credentials": True})  # a test logs in with inline steps

@@ -244,7 +244,7 @@ async def run_in_context(c: Chromium, flow: Flow, base_url: str, tmp_path: Path,
         return await run_flow(
             pg, flow, params=PARAMS if params is None else params,
             shop=shop(base_url, password), checkpoint=checkpoint, save_checkpoint=save,
-            evidence_dir=tmp_path / "evidence", step_timeout_s=10.0)
+            evidence_dir=tmp_path / "evidence", step_timeout_s=30.0)
     finally:
         await context.close()
 
@@ -322,7 +322,7 @@ def test_a_write_whose_host_does_not_resolve_never_left_and_runs_on_the_next_att
 
             return await run_flow(pg, write_by_url("send"), params=PARAMS, shop=shop(named),
                                   checkpoint=saved[-1], save_checkpoint=save,
-                                  evidence_dir=tmp_path / "evidence", step_timeout_s=10.0)
+                                  evidence_dir=tmp_path / "evidence", step_timeout_s=30.0)
         finally:
             await browser.close()
 

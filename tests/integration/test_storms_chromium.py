@@ -19,7 +19,7 @@ from core.store import TaskState
 from core.vault import Vault
 from tests.helpers import collect
 
-pytestmark = [pytest.mark.slow, pytest.mark.browser]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.timeout(900)]
 ROOT = Path(__file__).resolve().parents[2]
 
 CONFIG = """
@@ -28,7 +28,7 @@ host_resolver_rules = "MAP *.shopfleet.test 127.0.0.1"
 [pool]
 max_browsers = 2
 warm = 1
-step_timeout_s = 8
+step_timeout_s = 30
 [queue]
 retry_backoff_s = 0.5
 max_attempts = 2

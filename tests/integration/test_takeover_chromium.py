@@ -30,11 +30,18 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 def display(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     if shutil.which("Xvfb") is None:
         missing_tool("Xvfb is not installed")
-    num = 90 + os.getpid() % 50
-    proc = subprocess.Popen(["Xvfb", f":{num}", "-screen", "0", "1280x900x24", "-nolisten",
-                             "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    monkeypatch.setenv("DISPLAY", f":{num}")
+    # -displayfd: Xvfb picks a free display itself and writes its number once it is ready
+    # (a fixed number could be another suite's, and nothing waited for the server to start).
+    read, write = os.pipe()
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x900x24",
+                             "-nolisten", "tcp"], pass_fds=(write,),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write)
     try:
+        with os.fdopen(read, "rb") as answer:
+            num = answer.readline().decode().strip()
+        assert num.isdigit(), f"Xvfb did not start (exit {proc.poll()})"
+        monkeypatch.setenv("DISPLAY", f":{num}")
         yield f":{num}"
     finally:
         proc.terminate()
@@ -45,7 +52,7 @@ def test_a_captcha_ticket_is_solved_by_a_takeover_and_the_reply_is_sent_once(
         tmp_path: Path, display: str) -> None:
     with DemoSite() as site:
         settings = demo_settings(Settings()).with_changes(
-            pool={"max_browsers": 1, "warm": 1, "step_timeout_s": 8},
+            pool={"max_browsers": 1, "warm": 1, "step_timeout_s": 30},
             rescue={"step_retry_wait_s": 0.2})
         store = open_store(settings, tmp_path / "t.db")
         register_demo_shops(store, site, Vault.open(tmp_path))
