@@ -501,3 +501,36 @@ def test_a_repeated_ack_and_claim_that_claimed_nothing_claims_nothing_later(
     store.submit(spec(shop="pdd-2"))
     assert store.ack_and_claim(first, "w") is None  # a repeat: not a second claim
     assert store.counts()["queued"] == 1 and store.counts()["running"] == 0
+
+
+def test_a_repeat_never_hands_over_a_task_claimed_again_since(open_store: Factory,
+                                                              clock: FakeClock) -> None:
+    """The task the first call claimed was recovered (its worker taken for lost during the
+    outage) and claimed again by the same worker's dispatcher: that later claim is another
+    slot's, and the repeat must not give it to this slot as well (two runs of one task)."""
+    store = open_store()
+    first, second = store.submit_many([spec(shop="pdd-1"), spec(shop="pdd-2")])
+    assert store.claim("w") is not None
+    got = store.ack_and_claim(first, "w")
+    assert got is not None and got.id == second
+    store.release(second, "w", reason="recovered: its worker was taken for lost (test)")
+    clock.advance(5)
+    again = store.claim("w")
+    assert again is not None and again.id == second
+    assert store.ack_and_claim(first, "w") is None       # the old call's repeat: not this one
+    assert store.task(second).state is TaskState.RUNNING
+    assert [e.to_state for e in store.events(second)].count("running") == 2
+
+
+def test_a_repeat_hands_over_a_resumed_task_as_resumed(open_store: Factory) -> None:
+    store = open_store()
+    first, paused = store.submit_many([spec(shop="pdd-1"), spec(shop="pdd-2")])
+    assert {t.id for t in store.claim_many("w", 2)} == {first, paused}
+    store.release(paused, "w", reason="preempted (test)", checkpoint={"next_step": 3},
+                  suspend=True)
+    _lose_replies(store, "ack_and_claim", ran=True)
+    with pytest.raises(redis.ConnectionError):
+        store.ack_and_claim(first, "w")
+    nxt = store.ack_and_claim(first, "w")                 # the repeat
+    assert nxt is not None and nxt.id == paused
+    assert nxt.resumed and nxt.checkpoint == {"next_step": 3}

@@ -47,9 +47,10 @@ key                             type    content
                                         score = urgency_next_at (padded member)
 ``P:running``                   zset    running task id (plain, unpadded) → lease_until
 ``P:owner:<owner>``             set     ids of the tasks a lease owner (worker) holds
-``P:ack_claim:<id>``            string  #20: JSON ``[owner, claimed id or "", its old state]``
-                                        of the ack-and-claim that acked task ``id``; expires
-                                        after the claimed lease (a repeat after a lost reply)
+``P:ack_claim:<id>``            string  #20: JSON ``[owner, claimed id or "", its old state,
+                                        claim time]`` of the ack-and-claim that acked task
+                                        ``id``; expires after the claimed lease (a repeat
+                                        after a lost reply)
 ``P:owners``                    set     lease owners holding at least one task
 ``P:shop_running``              hash    shop id → running tasks (shop exclusivity)
 ``P:state:<state>``             zset    task ids in that state (score = id): listing

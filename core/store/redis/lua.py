@@ -483,12 +483,14 @@ local ACK_ID, ACK_OWNER = ARGV[17], ARGV[18]
 local ACK_T = held(ACK_ID, ACK_OWNER)
 if not ACK_T then
   -- Called again by the same owner after its reply was lost: this script already ran. Its
-  -- answer again (the task it claimed, if this owner still holds it), never a second claim.
+  -- answer again (the task it claimed, if this owner still holds it by that very claim —
+  -- not by a later one, after the task was recovered and claimed again), never a second
+  -- claim.
   local raw = redis.call('GET', k('ack_claim:' .. ACK_ID))
   local prev = raw and cjson.decode(raw)
   if prev and prev[1] == ACK_OWNER then
     local n = prev[2] ~= '' and held(prev[2], ACK_OWNER)
-    if not n then return '[]' end
+    if not n or n.started_at ~= prev[4] then return '[]' end
     local r = redis.call('HMGET', k('shop:' .. n.shop_id), 'name', 'platform', 'base_url',
                          'domain')
     return cjson.encode({{prev[2], n.type, n.shop_id, n.attempts, n.max_attempts, n.prio_key,
@@ -510,8 +512,8 @@ if ok and claimed ~= '[]' then
 end
 -- What this ack claimed, for a repeat of the call whose reply was lost (above); kept as
 -- long as the claimed task's lease (a repeat comes within a third of it), then it expires.
-redis.call('SET', k('ack_claim:' .. ACK_ID), cjson.encode({ACK_OWNER, nid, was}), 'EX',
-           math.max(60, math.ceil(tonumber(UNTIL) - NOW)))
+redis.call('SET', k('ack_claim:' .. ACK_ID), cjson.encode({ACK_OWNER, nid, was, NOW_S}),
+           'EX', math.max(60, math.ceil(tonumber(UNTIL) - NOW)))
 if ok then return claimed end
 if type(claimed) == 'table' then claimed = claimed.err or cjson.encode(claimed) end
 return cjson.encode({claim_failed = tostring(claimed)})
