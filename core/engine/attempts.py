@@ -157,22 +157,30 @@ class TaskAttempts(BackgroundJobs):
             task.id, task.lease_owner, results=outcome.results, exclude_domains=blocked,
             exclude_shops=blocked_shops)
 
-    async def _give_back(self, task: ClaimedTask) -> None:
-        """Stopping began while a claim was in flight (shutdown waits only for the attempts it
-        saw): give the task back as it was, its attempt not spent."""
+    async def _give_back(self, task: ClaimedTask, reason: str = "engine stopping") -> None:
+        """A claimed task this engine will not run (stopping began while the claim was in
+        flight — shutdown waits only for the attempts it saw —, or no slot is left for it):
+        give it back as it was, its attempt not spent."""
         try:
-            await self.astore.release(task.id, task.lease_owner, reason="engine stopping",
+            await self.astore.release(task.id, task.lease_owner, reason=reason,
                                       suspend=task.resumed)
         except (LeaseLost, StoreUnavailable) as exc:
-            log.warning("task %s: claimed while stopping, not given back (%r); its lease "
-                        "runs out and it is recovered", task.id, exc)
+            log.warning("task %s: claimed but not run (%s), not given back (%r); its lease "
+                        "runs out and it is recovered", task.id, reason, exc)
 
     async def _take_slot(self, finished: ClaimedTask, nxt: ClaimedTask) -> None:
         """Run ``nxt`` (claimed with the ack of ``finished``) in ``finished``'s slot."""
         if self._stopping:
             await self._give_back(nxt)
             return
-        self._running.pop(finished.id, None)  # its slot, now nxt's: never one over slots
+        # Its slot, now nxt's: never one over slots. The slot may have been freed already
+        # (the ack was retried through a store outage, and the lease check meanwhile found
+        # the finished task gone and ended its runner) and taken by the dispatcher: then
+        # there is no room, and nxt goes back as it was.
+        if self._running.pop(finished.id, None) is None and len(self._running) >= self.slots:
+            await self._give_back(nxt, "no free slot: claimed with an ack whose slot was "
+                                       "taken meanwhile")
+            return
         self.claimed_with_ack += 1
         self._start_attempt(nxt)
 

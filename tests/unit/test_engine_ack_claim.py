@@ -235,3 +235,39 @@ def test_with_slots_free_the_ack_goes_alone_and_the_round_claims(
     asyncio.run(go())
     assert sorted(ex.started) == ids and store.counts()["done"] == 3
     assert ops.calls["ack_and_claim_op"] == 0 and ops.calls["ack_op"] == 3
+
+
+def test_a_task_claimed_with_an_ack_whose_slot_was_taken_meanwhile_goes_back(
+        make_store: StoreFactory, clock: FakeClock) -> None:
+    """The ack was retried through a store outage; meanwhile its slot was freed (the lease
+    check found the finished task gone and ended its runner) and the dispatcher filled it.
+    The task the ack claimed is not started one over the slots: it goes back as it was."""
+    store = make_store()
+    first, second, third = (store.submit(spec(shop="pdd-1")), store.submit(spec(shop="pdd-2")),
+                            store.submit(spec(shop="temu-1")))
+    engine, ex, _ = make_engine(store, clock, slots=1)
+    real = engine.astore.ack_and_claim
+    filled: list[int] = []
+
+    async def slot_taken_meanwhile(task_id: int, owner: str, **kw: Any) -> Any:
+        got = await real(task_id, owner, **kw)
+        if not filled:
+            engine._running.pop(task_id)                 # its runner ended meanwhile
+            [t] = await engine.astore.claim_many(owner, 1)  # and the dispatcher filled it
+            filled.append(t.id)
+            engine._start_attempt(t)
+        return got
+
+    engine.astore.ack_and_claim = slot_taken_meanwhile
+
+    async def go() -> None:
+        async with engine:
+            await engine.run_until_idle()
+
+    asyncio.run(go())
+    assert filled == [third] and ex.max_live == 1      # never one over the slots
+    assert ex.started == [first, third, second]         # second ran later, once
+    assert [(e.from_state, e.to_state) for e in store.events(second)] == [
+        (None, "queued"), ("queued", "running"), ("running", "queued"), ("queued", "running"),
+        ("running", "done")]
+    assert store.task(second).attempts == 1             # its give-back spent no attempt
