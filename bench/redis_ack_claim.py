@@ -8,8 +8,9 @@ Subjects, each ``T`` cycles of "finish the held task, hold the next" by one work
 blocking API:
 
 * ``ack_and_claim`` — the store's script (what the engine calls);
-* ``no_record`` — the same script without the record's ``SET … EX`` (the store before the
-  lost-reply repair);
+* ``no_record`` — the same script without the record's ``SET … EX``: the record's own cost
+  (the repair's other parts — reading back the claimed row's id, the replay branch that runs
+  only on a repeat — stay in);
 * ``ack_then_claim`` — ``ack`` then ``claim``: two scripts, two round trips.
 
 Each repetition runs every subject in turn (rotating who goes first); median and min–max of
