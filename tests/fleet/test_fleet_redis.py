@@ -15,9 +15,11 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+import psutil
 import pytest
 
 from core.config import load_settings
@@ -113,6 +115,20 @@ def _worker(url: str, cfg: Path, log: Path, home: Path) -> subprocess.Popen[byte
             env=env, stdout=subprocess.DEVNULL, stderr=err)
 
 
+def _freeze(proc: subprocess.Popen[bytes]) -> None:
+    """SIGSTOP ``proc`` and wait until the kernel has stopped it."""
+    proc.send_signal(signal.SIGSTOP)
+    p = psutil.Process(proc.pid)
+    deadline = time.monotonic() + 60
+    while p.status() != psutil.STATUS_STOPPED:
+        assert time.monotonic() < deadline, "the worker never stopped"
+        time.sleep(0.001)
+
+
+def _held_by(store: Any, owner: str) -> set[int]:
+    return {t.id for t in store.tasks(state="running", limit=1000) if t.lease_owner == owner}
+
+
 def _alive(workers: list[subprocess.Popen[bytes]], homes: list[Path]) -> None:
     for w, home in zip(workers, homes, strict=True):
         assert w.poll() is None, (home / "stderr.txt").read_text(errors="replace")
@@ -154,15 +170,24 @@ def test_three_workers_share_one_redis_queue(redis_url: str, tmp_path: Path) -> 
         # some; else let it go on a moment and look again. A freeze is far shorter than
         # worker_lost_after_s, so nobody takes it for lost while it is looked at.
         for _ in range(200):
-            workers[0].send_signal(signal.SIGSTOP)
-            killed_at_running = {t.id for t in store.tasks(state="running", limit=1000)
-                                 if t.lease_owner == victim.owner}
-            if killed_at_running:
+            _freeze(workers[0])
+            if _held_by(store, victim.owner):
                 break
             workers[0].send_signal(signal.SIGCONT)
             time.sleep(0.01)
+        # What it held when it died: read once Redis has closed its connections (a command
+        # it sent just before the freeze is then answered, never after the read).
+        port = urllib.parse.urlsplit(redis_url).port
+        conns = {f"{c.laddr.ip}:{c.laddr.port}"
+                 for c in psutil.Process(workers[0].pid).net_connections("tcp")
+                 if c.raddr and c.raddr.port == port}
         workers[0].send_signal(signal.SIGKILL)
         workers[0].wait(10)
+        deadline = time.monotonic() + 60
+        while conns & {c["addr"] for c in store.client.client_list()}:
+            assert time.monotonic() < deadline, "Redis kept the killed worker's connections"
+            time.sleep(0.05)
+        killed_at_running = _held_by(store, victim.owner)
         _, err = client.communicate(timeout=300)
         assert client.returncode == 0, err.decode()
 
