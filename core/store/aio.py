@@ -137,7 +137,7 @@ class AsyncStore:
         :meth:`core.store.base.Store.ack_and_claim`). SQLite: one op on the writer thread,
         one transaction and one commit for both. Other stores: one call in a thread,
         retried through an outage like every ack: a repeat after a lost reply that hid that
-        it ran answers what that run claimed (the store remembers it on the acked task), so
+        it ran answers what that run claimed (the store keeps that for a lease's time), so
         nothing is acked twice and no claimed task is left held by nobody's slot.
         """
         ex, ex_shops = list(exclude_domains), list(exclude_shops)

@@ -178,6 +178,13 @@ local function held(id, owner)
   return t
 end
 
+-- a claimed task's row, as RedisClaims._claimed unpacks it (t: the task after its claim;
+-- was: its state before; s: its shop's name, platform, base_url, domain)
+local function claim_row(id, t, was, s)
+  return {id, t.type, t.shop_id, t.attempts, t.max_attempts, t.prio_key, t.preemptible,
+    t.spec, t.checkpoint or '', t.created_at, was, s.name, s.platform, s.base_url, s.domain}
+end
+
 local function lost(id, owner)
   return fail('lost', 'task ' .. id .. ' is no longer held by ' .. owner ..
               ' (its lease expired and it was recovered, or it was cancelled)')
@@ -436,9 +443,7 @@ for _ = 1, LIMIT do
     lease_until = UNTIL, attempts = num(tonumber(t.attempts) + 1), started_at = NOW_S,
     updated_at = NOW_S})
   local s = shop(t.shop_id)
-  out[#out + 1] = {id, t.type, t.shop_id, t.attempts, t.max_attempts, t.prio_key,
-    t.preemptible, t.spec, t.checkpoint or '', t.created_at, was, s.name, s.platform,
-    s.base_url, s.domain}
+  out[#out + 1] = claim_row(id, t, was, s)
   if probes[s.domain] then ex[s.domain] = true end
   if probeshops[s.name] then exshops[s.name] = true end
 end
@@ -493,9 +498,9 @@ if not ACK_T then
     if not n or n.started_at ~= prev[4] then return '[]' end
     local r = redis.call('HMGET', k('shop:' .. n.shop_id), 'name', 'platform', 'base_url',
                          'domain')
-    return cjson.encode({{prev[2], n.type, n.shop_id, n.attempts, n.max_attempts, n.prio_key,
-      n.preemptible, n.spec, n.checkpoint or '', n.created_at, prev[3], r[1], r[2], r[3],
-      r[4]}})
+    return cjson.encode({claim_row(prev[2], n, prev[3],
+                                   {name = r[1], platform = r[2], base_url = r[3],
+                                    domain = r[4]})})
   end
   return lost(ACK_ID, ACK_OWNER)
 end
