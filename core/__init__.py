@@ -166,6 +166,7 @@ if TYPE_CHECKING:
     from .store import new_owner_id as new_owner_id
     from .store.base import Store as Store
     from .store.base import TicketBook as TicketBook
+    from .store.holds import live_only as live_only
     from .store.records import ScheduleRecord as ScheduleRecord
     from .takeover import HoldWords as HoldWords
     from .takeover import TakeoverResult as TakeoverResult
@@ -347,6 +348,7 @@ _WHERE: dict[str, str] = {
     "take_over_shop": ".takeover",
     "HoldWords": ".takeover",
     "read_hold_words": ".takeover",
+    "live_only": ".store.holds",
     # --- #15 console: live counts, shop import
     "view_counts": ".queries",
     "RowError": ".shop_import",

@@ -57,6 +57,7 @@ from core import (
     check_exits,
     check_shop_table,
     import_shops,
+    live_only,
     normalize_tags,
     parse_profile_fields,
     profile_input_from_form,
@@ -181,8 +182,7 @@ def network_icon(row: Any) -> QIcon | None:
 def live_hold(row: Any) -> Any:
     """The row's hold while it has not run out (the column is redrawn every second, so a
     hold whose holder stopped renewing it disappears at its time, before the next read)."""
-    hold = getattr(row, "hold", None)
-    return hold if hold is not None and hold.live_at(time.time()) else None
+    return live_only(getattr(row, "hold", None), time.time())
 
 
 _VIA_WORDS = (QT_TR_NOOP("Shops view"), QT_TR_NOOP("command line"))
