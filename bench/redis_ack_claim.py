@@ -24,7 +24,6 @@ repetitions); JSON Lines on stdout, progress on stderr. Needs ``redis-server`` o
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -35,7 +34,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import arg_parser, emit, emit_machine, note
+from bench._common import arg_parser, emit_machine, emit_summary, note
 from core.config import Settings
 from core.testing.redis_server import RedisServer
 
@@ -137,19 +136,16 @@ def main() -> int:
         finally:
             for store, _ in subjects.values():
                 store.close()
-    common = {"cycles": t, "reps": reps, "indicative": bool(args.quick)}
+    common = {"cycles": t, "reps": reps}
     for s in names:
-        emit(BENCH, s, "tasks_per_s", statistics.median(rates[s]), "1/s", **common,
-             min=round(min(rates[s]), 1), max=round(max(rates[s]), 1))
-        emit(BENCH, s, "redis_cpu_us_per_task", statistics.median(cpu[s]), "us", **common,
-             min=round(min(cpu[s]), 2), max=round(max(cpu[s]), 2))
-    for key, (subject, metric) in {
-            "record_cpu": ("ack_and_claim", "redis_cpu_ratio_to_no_record"),
-            "combined_rate": ("ack_and_claim", "rate_ratio_to_ack_then_claim"),
-            "combined_cpu": ("ack_and_claim", "redis_cpu_ratio_to_ack_then_claim")}.items():
-        v = ratio[key]
-        emit(BENCH, subject, metric, statistics.median(v), "x", **common,
-             min=round(min(v), 3), max=round(max(v), 3))
+        emit_summary(BENCH, s, "tasks_per_s", rates[s], "1/s", quick=args.quick, **common)
+        emit_summary(BENCH, s, "redis_cpu_us_per_task", cpu[s], "us", quick=args.quick,
+                     **common)
+    for key, metric in {"record_cpu": "redis_cpu_ratio_to_no_record",
+                        "combined_rate": "rate_ratio_to_ack_then_claim",
+                        "combined_cpu": "redis_cpu_ratio_to_ack_then_claim"}.items():
+        emit_summary(BENCH, "ack_and_claim", metric, ratio[key], "x", quick=args.quick,
+                     **common)
     emit_machine(BENCH, args.dir)
     return 0
 

@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from core.specs import TaskSpec
@@ -28,6 +29,11 @@ def collect(shop: str, page: int) -> TaskSpec:
     """A ``collect_data`` task on the demo site."""
     return TaskSpec.model_validate({"type": "collect_data", "shop": shop, "flow": "collect_data",
                                     "params": {"page": page}})
+
+
+def iso(ts: float) -> str:
+    """A Unix time as the ISO text a task spec's ``not_before`` / ``deadline`` takes (UTC)."""
+    return datetime.fromtimestamp(ts, UTC).isoformat()
 
 
 async def wait_until(cond: Callable[[], bool], timeout_s: float = 90, poll_s: float = 0.05

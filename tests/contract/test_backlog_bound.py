@@ -5,18 +5,12 @@ stores agree (this folder runs once per store)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
 from core.errors import BacklogFull
 from core.testing import FakeClock
 from tests.contract.conftest import StoreFactory
-from tests.helpers import spec
-
-
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat()
+from tests.helpers import iso, spec
 
 
 def test_status_shows_the_backlog_the_bound_refuses_at(store_factory: StoreFactory,
@@ -28,8 +22,8 @@ def test_status_shows_the_backlog_the_bound_refuses_at(store_factory: StoreFacto
     a = store.submit(spec("collect_data", "pdd-1"))
     store.submit(spec("collect_data", "pdd-2"))
     at = clock.now() + 3600
-    store.submit(spec("collect_data", "temu-1", not_before=_iso(at)))
-    store.submit(spec("collect_data", "temu-1", not_before=_iso(at + 60)))
+    store.submit(spec("collect_data", "temu-1", not_before=iso(at)))
+    store.submit(spec("collect_data", "temu-1", not_before=iso(at + 60)))
     claimed = store.claim("w")
     assert claimed is not None and claimed.id == a
     store.release(a, "w", reason="preempted", checkpoint={"next_step": 1}, suspend=True)
@@ -39,7 +33,7 @@ def test_status_shows_the_backlog_the_bound_refuses_at(store_factory: StoreFacto
     assert st.next_scheduled_at == at
     assert st.to_json()["backlog"] == 4
 
-    store.submit(spec("collect_data", "tiktok-1", not_before=_iso(at)))   # the 5th: fits
+    store.submit(spec("collect_data", "tiktok-1", not_before=iso(at)))   # the 5th: fits
     assert store.status().backlog == 5
     with pytest.raises(BacklogFull) as full:                    # the 6th is refused ...
         store.submit(spec("collect_data", "pdd-2"))

@@ -4,8 +4,6 @@ listings know the state."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
 from core.errors import SpecError
@@ -13,13 +11,9 @@ from core.store import TaskState
 from core.store.base import PROMOTE_BATCH, Store
 from core.testing import FakeClock
 from tests.contract.conftest import StoreFactory
-from tests.helpers import spec
+from tests.helpers import iso, spec
 
 MANY = {"max_tasks_per_shop": 100}
-
-
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat()
 
 
 def drain(store: Store, owner: str = "w") -> list[int]:
@@ -34,7 +28,7 @@ def test_a_delayed_task_waits_as_scheduled_and_joins_the_queue_at_its_time(
         store_factory: StoreFactory, clock: FakeClock) -> None:
     store = store_factory(queue=MANY)
     at = clock.now() + 600
-    tid = store.submit(spec("reply_customer", not_before=_iso(at)))
+    tid = store.submit(spec("reply_customer", not_before=iso(at)))
     rec = store.task(tid)
     assert rec.state is TaskState.SCHEDULED
     assert rec.not_before == pytest.approx(at)
@@ -67,7 +61,7 @@ def test_delay_s_counts_from_the_submission(store_factory: StoreFactory,
 def test_a_time_already_past_is_queued_at_once(store_factory: StoreFactory,
                                                clock: FakeClock) -> None:
     store = store_factory()
-    tid = store.submit(spec(not_before=_iso(clock.now() - 3600)))
+    tid = store.submit(spec(not_before=iso(clock.now() - 3600)))
     assert store.task(tid).state is TaskState.QUEUED
     assert store.claim("w") is not None
 
@@ -168,6 +162,6 @@ def test_not_before_more_than_a_year_ahead_is_refused(store_factory: StoreFactor
                                                       clock: FakeClock) -> None:
     store = store_factory()
     with pytest.raises(SpecError) as err:
-        store.submit_many([spec(), spec(not_before=_iso(clock.now() + 400 * 86400))])
+        store.submit_many([spec(), spec(not_before=iso(clock.now() + 400 * 86400))])
     assert err.value.field == "tasks[1].not_before"
     assert store.counts()["queued"] == 0

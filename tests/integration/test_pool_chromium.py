@@ -270,12 +270,15 @@ def test_close_leaves_no_browser_process_and_no_temp_profile(
                     alive.append(p)
         return alive
 
+    def profiles_left() -> list[str]:
+        return [p for p in profiles if p and os.path.exists(p)]
+
     # close() returns within its own bound; a kill it escalated to may still be finishing in
     # its thread on a loaded machine: wait for the outcome (a backstop, not a speed check).
     end = time.monotonic() + 30
-    while (survivors() or [p for p in profiles if p and os.path.exists(p)]
+    while (survivors() or profiles_left()
            or not chromium_children() <= before) and time.monotonic() < end:
         time.sleep(0.1)
     assert chromium_children() <= before
     assert survivors() == []
-    assert [p for p in profiles if p and os.path.exists(p)] == []
+    assert profiles_left() == []

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from core.store import SqliteStore, TaskState
 from core.testing import FakeClock
 from tests.conftest import StoreFactory
 from tests.helpers import make_engine as make
-from tests.helpers import spec
+from tests.helpers import spec, wait_until
 
 LONG = {"steps": 400, "step_s": 0.01}
 
@@ -37,11 +36,7 @@ async def until_checkpointed(store: SqliteStore, task_id: int) -> None:
         await asyncio.sleep(0.01)
 
 
-async def until(cond: Callable[[], bool], timeout_s: float = 90) -> None:
-    end = time.monotonic() + timeout_s
-    while not cond():
-        assert time.monotonic() < end, "condition not reached"
-        await asyncio.sleep(0.01)
+until = functools.partial(wait_until, poll_s=0.01)
 
 
 def test_urgent_task_takes_its_shops_slot_and_the_holder_resumes_with_its_progress(

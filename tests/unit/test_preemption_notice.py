@@ -4,22 +4,16 @@ at once, without the poll that remains for other processes' submissions."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
-import time
-from collections.abc import Callable
 
 from core.engine import Engine
 from core.store import TaskState
 from core.testing import FakeClock, FakeExecutor
 from tests.conftest import StoreFactory
-from tests.helpers import spec
+from tests.helpers import spec, wait_until
 
-
-async def until(cond: Callable[[], bool], timeout_s: float = 90) -> None:
-    end = time.monotonic() + timeout_s
-    while not cond():
-        assert time.monotonic() < end, "condition not reached"
-        await asyncio.sleep(0.01)
+until = functools.partial(wait_until, poll_s=0.01)
 
 
 def test_a_submitted_urgent_task_is_noticed_by_event_with_the_poll_switched_off(
